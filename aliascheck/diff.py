@@ -1,0 +1,266 @@
+"""Path-level differences between two fingerprints.
+
+``diff(before, after)`` walks both shadow trees side by side and names every
+changed path: ``['snapshot']['index']: 1 -> 4``. Mappings compare as ``==``
+compares them (order does not matter), floats compare exactly (NaN equals NaN,
+``-0.0`` is not ``0.0``), ``1``, ``True`` and ``1.0`` are different values, and a
+change in sharing (two paths that were one object and no longer are, or the
+reverse) is a change. Parts that could not be read compare as unknown: they are
+never reported as changed, and :meth:`Fingerprint.unverifiable` lists them.
+"""
+
+from __future__ import annotations
+
+import math
+import reprlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .canonical import MUTABLE, key_digest
+from .shadow import BufferToken, GlobalRef, Opaque, Stub, Truncated
+
+__all__ = ["Change", "diff", "diff_shadows", "iter_leaves", "show"]
+
+_MAX_DEPTH = 400
+_repr = reprlib.Repr()
+_repr.maxstring = 60
+_repr.maxother = 60
+_repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One changed path. ``kind``: changed, added, removed, type, bytes, sharing, unknown."""
+
+    path: str
+    before: str
+    after: str
+    kind: str = "changed"
+
+    def __str__(self) -> str:
+        where = self.path or "<root>"
+        if self.kind == "bytes":
+            return f"{where}: {self.after}"
+        return f"{where}: {self.before} -> {self.after}"
+
+
+def show(node: Any) -> str:
+    """A short, bounded rendering of a shadow value for reports."""
+    if isinstance(node, GlobalRef):
+        return node._qualname
+    if isinstance(node, Stub):
+        if _is_leafy(node):
+            return f"{type(node)._qualname}({', '.join(show(a) for a in node.args)})"
+        return f"<{type(node)._qualname}>"
+    if isinstance(node, BufferToken):
+        return node.describe()
+    if isinstance(node, (Opaque, Truncated)):
+        return f"<{node.type_name}: {node.reason}>"
+    if isinstance(node, (list, tuple, dict, set, frozenset)) and _contains_stub(node):
+        return f"<{type(node).__name__} of {len(node)}>"
+    try:
+        return _repr.repr(node)
+    except Exception:  # pragma: no cover - shadows repr safely
+        return f"<{type(node).__name__}>"
+
+
+def _contains_stub(node: Any) -> bool:
+    values = node.values() if isinstance(node, dict) else node
+    return any(isinstance(v, (Stub, BufferToken, Opaque, Truncated, list, dict)) for v in values)
+
+
+def _is_leafy(stub: Stub) -> bool:
+    return (
+        not stub.items
+        and not stub.dictitems
+        and stub.state is None
+        and all(type(a) in (int, float, str, bytes, bool, type(None), complex) for a in stub.args)
+    )
+
+
+def diff(before: Any, after: Any) -> list[Change]:
+    """Every path at which *after* differs from *before* (two Fingerprints)."""
+    if before.digest == after.digest:
+        return []
+    if before.detail is None or after.detail is None:
+        return [Change("", f"digest {before.digest.hex()[:12]}", f"digest {after.digest.hex()[:12]}", "unknown")]
+    return diff_shadows(before.shadow(), after.shadow())
+
+
+def diff_shadows(before: Any, after: Any, path: str = "") -> list[Change]:
+    out: list[Change] = []
+    _Diff(out).compare(before, after, path, 0)
+    return out
+
+
+class _Diff:
+    def __init__(self, out: list[Change]) -> None:
+        self.out = out
+        self.seen_before: dict[int, str] = {}
+        self.seen_after: dict[int, str] = {}
+
+    def add(self, path: str, before: Any, after: Any, kind: str = "changed") -> None:
+        self.out.append(Change(path, before if isinstance(before, str) and kind == "bytes" else show(before),
+                               after if kind == "bytes" else show(after), kind))
+
+    def compare(self, b: Any, a: Any, path: str, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            return
+        if self._sharing_differs(b, a, path):
+            return
+        if _kind(b) != _kind(a):
+            if not isinstance(b, (Opaque, Truncated)) and not isinstance(a, Truncated):
+                self.add(path, b, a, "type")
+            return
+        if isinstance(b, (list, tuple)):
+            self._sequence(b, a, path, depth)
+        elif isinstance(b, dict):
+            self._mapping(list(b.items()), list(a.items()), path, depth, "[{}]")
+        elif isinstance(b, (set, frozenset)):
+            if {key_digest(x) for x in b} != {key_digest(x) for x in a}:
+                self.add(path, b, a)
+        elif isinstance(b, GlobalRef):
+            if b._qualname != a._qualname:
+                self.add(path, b, a)
+        elif isinstance(b, Stub):
+            self._stub(b, a, path, depth)
+        elif isinstance(b, BufferToken):
+            self._buffer(b, a, path)
+        elif isinstance(b, (Opaque, Truncated)):
+            return
+        elif not _same_atom(b, a):
+            self.add(path, b, a)
+
+    def _sharing_differs(self, b: Any, a: Any, path: str) -> bool:
+        if not (isinstance(b, MUTABLE) or isinstance(a, MUTABLE)) or isinstance(b, GlobalRef):
+            return False
+        first_b, first_a = self.seen_before.get(id(b)), self.seen_after.get(id(a))
+        if first_b is None and first_a is None:
+            self.seen_before[id(b)] = path
+            self.seen_after[id(a)] = path
+            return False
+        if first_b != first_a:
+            self.out.append(Change(path, _alias_text(first_b), _alias_text(first_a), "sharing"))
+        return True
+
+    def _sequence(self, b: Any, a: Any, path: str, depth: int) -> None:
+        for i, (x, y) in enumerate(zip(b, a, strict=False)):
+            self.compare(x, y, f"{path}[{i}]", depth + 1)
+        for i in range(len(a), len(b)):
+            self.out.append(Change(f"{path}[{i}]", show(b[i]), "<missing>", "removed"))
+        for i in range(len(b), len(a)):
+            self.out.append(Change(f"{path}[{i}]", "<missing>", show(a[i]), "added"))
+
+    def _mapping(self, b: list, a: list, path: str, depth: int, fmt: str) -> None:
+        before = {key_digest(k): (k, v) for k, v in b}
+        after = {key_digest(k): (k, v) for k, v in a}
+        for key, (k, v) in before.items():
+            where = path + fmt.format(_key_text(k) if fmt[0] == "[" else k)
+            if key in after:
+                self.compare(v, after[key][1], where, depth + 1)
+            else:
+                self.out.append(Change(where, show(v), "<missing>", "removed"))
+        for key, (k, v) in after.items():
+            if key not in before:
+                where = path + fmt.format(_key_text(k) if fmt[0] == "[" else k)
+                self.out.append(Change(where, "<missing>", show(v), "added"))
+
+    def _stub(self, b: Stub, a: Stub, path: str, depth: int) -> None:
+        if type(b)._qualname != type(a)._qualname:
+            self.add(path, b, a, "type")
+            return
+        if _is_leafy(b) and _is_leafy(a):
+            if len(b.args) != len(a.args) or not all(map(_same_atom, b.args, a.args)):
+                self.add(path, b, a)
+            return
+        self._sequence_parts(b.args, a.args, path, depth)
+        attrs_b, attrs_a = _attributes(b.state), _attributes(a.state)
+        if attrs_b is not None and attrs_a is not None:
+            self._mapping(list(attrs_b.items()), list(attrs_a.items()), path, depth, ".{}")
+        else:
+            self.compare(b.state, a.state, f"{path}.__state__", depth + 1)
+        self._sequence(b.items, a.items, path, depth)
+        self._mapping(b.dictitems, a.dictitems, path, depth, "[{}]")
+
+    def _sequence_parts(self, b: tuple, a: tuple, path: str, depth: int) -> None:
+        for i, (x, y) in enumerate(zip(b, a, strict=False)):
+            self.compare(x, y, f"{path}({i})", depth + 1)
+        if len(b) != len(a):
+            self.out.append(Change(f"{path}()", f"{len(b)} args", f"{len(a)} args", "changed"))
+
+    def _buffer(self, b: BufferToken, a: BufferToken, path: str) -> None:
+        if (b.kind, b.dtype, b.shape, b.device) != (a.kind, a.dtype, a.shape, a.device):
+            self.add(path, b, a)
+        elif b.digest is not None and a.digest is not None and b.digest != a.digest:
+            noun = "tensor" if "Tensor" in b.kind or "Parameter" in b.kind else "array"
+            self.out.append(Change(path, b.describe(), f"{noun} bytes changed (shape {list(b.shape)})", "bytes"))
+
+
+def _attributes(state: Any) -> dict | None:
+    """An object's reduce state as an attribute mapping, or None if it is not one."""
+    if state is None:
+        return {}
+    if isinstance(state, dict) and all(isinstance(k, str) for k in state):
+        return state
+    if (
+        isinstance(state, tuple)
+        and len(state) == 2
+        and isinstance(state[1], dict)
+        and (state[0] is None or isinstance(state[0], dict))
+    ):
+        return {**(state[0] or {}), **state[1]}  # (__dict__, __slots__ values)
+    return None
+
+
+def _kind(node: Any) -> Any:
+    if isinstance(node, Stub) and not isinstance(node, GlobalRef):
+        return Stub
+    return type(node)
+
+
+def _same_atom(b: Any, a: Any) -> bool:
+    if type(b) is not type(a):
+        return False
+    if isinstance(b, float):
+        return (math.isnan(b) and math.isnan(a)) or (b == a and math.copysign(1, b) == math.copysign(1, a))
+    if isinstance(b, complex):
+        return _same_atom(b.real, a.real) and _same_atom(b.imag, a.imag)
+    return bool(b == a)
+
+
+def _key_text(key: Any) -> str:
+    return repr(key) if isinstance(key, (str, int, float, bytes, bool, type(None))) else show(key)
+
+
+def _alias_text(first: str | None) -> str:
+    return "its own object" if first is None else f"same object as {first or '<root>'}"
+
+
+def iter_leaves(node: Any, path: str = "", _seen: set[int] | None = None) -> Iterator[tuple[str, Any]]:
+    """(path, leaf) for every leaf of a shadow tree, each shared part once."""
+    seen = set() if _seen is None else _seen
+    if isinstance(node, MUTABLE) and not isinstance(node, GlobalRef):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+    if isinstance(node, (list, tuple)):
+        for i, x in enumerate(node):
+            yield from iter_leaves(x, f"{path}[{i}]", seen)
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            yield from iter_leaves(v, f"{path}[{_key_text(k)}]", seen)
+    elif isinstance(node, Stub) and not isinstance(node, GlobalRef) and not _is_leafy(node):
+        attrs = _attributes(node.state)
+        for i, x in enumerate(node.args):
+            yield from iter_leaves(x, f"{path}({i})", seen)
+        for k, v in (attrs or {}).items():
+            yield from iter_leaves(v, f"{path}.{k}", seen)
+        if attrs is None:
+            yield from iter_leaves(node.state, f"{path}.__state__", seen)
+        for i, x in enumerate(node.items):
+            yield from iter_leaves(x, f"{path}[{i}]", seen)
+        for k, v in node.dictitems:
+            yield from iter_leaves(v, f"{path}[{_key_text(k)}]", seen)
+    else:
+        yield path, node

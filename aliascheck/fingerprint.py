@@ -1,0 +1,194 @@
+"""Structural fingerprints: a digest of a whole value plus the detail a diff needs.
+
+The fast path is C pickle with a ``reducer_override`` that replaces each tensor
+or array by a :class:`~aliascheck.shadow.BufferToken` (dtype, shape, xxh3 of its
+bytes) and each opaque object by an :class:`~aliascheck.shadow.Opaque` marker.
+Builtin containers and atoms never reach Python code, which is why this runs at
+a fraction of ``copy.deepcopy``'s cost (see ../shared/PERF-NOTES.md). The pickle
+memo stays on: it terminates cycles and records which paths share an object.
+
+The stream itself is kept as the detail: it is compact (buffers are 16-byte
+digests), holds no reference to the live value, and decodes to an inert shadow
+tree (:mod:`aliascheck.shadow`) that :mod:`aliascheck.diff` compares.
+
+When pickling fails (an object whose reduction raises, recursion too deep), the
+pure-Python :mod:`aliascheck.walk` builds the same shadow tree object by object,
+marking what it cannot read, so a fingerprint never raises.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import threading
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import xxhash
+
+from . import handlers, shadow
+from .handlers import register_handler
+
+__all__ = ["Fingerprint", "Limits", "fingerprint", "register_handler"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on one fingerprint: how deep the slow walk goes, how much detail is kept."""
+
+    max_depth: int = 200
+    max_items: int = 1_000_000
+    max_detail_bytes: int = 64 * 1024 * 1024
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class Fingerprint(NamedTuple):
+    """What a value looked like: ``digest`` decides fast, ``detail`` explains.
+
+    Two fingerprints with the same digest describe equal values. Different
+    digests can still describe equal values (dict order, a set's hash order,
+    which equal strings happened to be one object): ``==`` then compares the
+    shadows, as ``==`` compares mappings. (A NamedTuple rather than a frozen
+    dataclass: it is built on the hot path, and builds four times faster.)
+    """
+
+    digest: bytes
+    detail: bytes | None
+    opaque: int = 0  # how many parts could not be read
+    truncated: bool = False
+    exact: bool = True  # False when the slow walk had to be used
+
+    def __repr__(self) -> str:
+        return f"Fingerprint({self.digest.hex()[:16]}, {len(self.detail or b'')} bytes, opaque={self.opaque})"
+
+    def shadow(self) -> Any:
+        if self.detail is None:
+            return shadow.Truncated("?", "detail not kept (over max_detail_bytes)")
+        return shadow.decode(self.detail)
+
+    @property
+    def verifiable(self) -> bool:
+        return self.opaque == 0 and not self.truncated
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Fingerprint):
+            return NotImplemented
+        if self.digest == other.digest:
+            return True
+        from .diff import diff
+
+        return not diff(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def canonical_digest(self) -> str:
+        """A hex digest independent of dict order, hash seed and object identity."""
+        from .canonical import canonical_digest
+
+        return canonical_digest(self.shadow())
+
+    def to_json(self) -> dict[str, Any]:
+        import base64
+
+        return {
+            "digest": self.digest.hex(),
+            "canonical": self.canonical_digest(),
+            "detail": None if self.detail is None else base64.b64encode(self.detail).decode(),
+            "opaque": self.opaque,
+            "truncated": self.truncated,
+            "exact": self.exact,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Fingerprint:
+        import base64
+
+        detail = data.get("detail")
+        return cls(
+            bytes.fromhex(data["digest"]),
+            None if detail is None else base64.b64decode(detail),
+            int(data.get("opaque", 0)),
+            bool(data.get("truncated", False)),
+            bool(data.get("exact", True)),
+        )
+
+    def unverifiable(self) -> list[tuple[str, str]]:
+        """(path, type name) of every part that could not be read."""
+        from .diff import iter_leaves
+
+        return [
+            (path, _unverifiable_text(leaf))
+            for path, leaf in iter_leaves(self.shadow())
+            if isinstance(leaf, (shadow.Opaque, shadow.Truncated))
+            or (isinstance(leaf, shadow.BufferToken) and leaf.digest is None)
+        ] or ([("", "detail not kept")] if self.detail is None else [])
+
+
+class _Pickler(pickle.Pickler):
+    """One per thread, reused: building a Pickler costs more than a tiny dump."""
+
+    def __init__(self) -> None:
+        self.buffer = io.BytesIO()
+        super().__init__(self.buffer, protocol=5)
+        self.opaque = 0
+
+    def reducer_override(self, obj: Any) -> Any:
+        handler = handlers.handler_for(type(obj))
+        if handler is None:
+            return NotImplemented
+        reduced = handler(obj)
+        if reduced is not NotImplemented and handlers.unreadable(reduced):
+            self.opaque += 1
+        return reduced
+
+
+_local = threading.local()
+
+
+def encode(obj: Any) -> tuple[bytes, int]:
+    """The detail stream of *obj* and its count of opaque parts (raises what pickling raises)."""
+    # The thread's pickler is taken out while in use, so a reduction that asks
+    # for a fingerprint of its own (re-entry) gets a fresh one.
+    pickler = _local.__dict__.pop("pickler", None) or _Pickler()
+    try:
+        pickler.opaque = 0
+        pickler.dump(obj)
+        return pickler.buffer.getvalue(), pickler.opaque
+    finally:
+        pickler.clear_memo()
+        pickler.buffer.seek(0)
+        pickler.buffer.truncate()
+        _local.pickler = pickler
+
+
+def fingerprint(obj: Any, limits: Limits = DEFAULT_LIMITS) -> Fingerprint:
+    """Fingerprint *obj*. Never raises for the value's sake; unreadable parts are marked."""
+    exact = True
+    try:
+        stream, opaque = encode(obj)
+    except Exception:
+        # RecursionError included: the walk has its own depth limit.
+        from .walk import walk
+
+        exact = False
+        tree, opaque, truncated = walk(obj, limits)
+        stream, more = encode(tree)
+        opaque += more
+    else:
+        truncated = False
+    digest = xxhash.xxh3_128_digest(stream)
+    if len(stream) > limits.max_detail_bytes:
+        return Fingerprint(digest, None, opaque, True, exact)
+    return Fingerprint(digest, stream, opaque, truncated, exact)
+
+
+def _unverifiable_text(leaf: Any) -> str:
+    if isinstance(leaf, shadow.BufferToken):
+        return f"{leaf.kind}: {leaf.note}"
+    return f"{leaf.type_name}: {leaf.reason}"

@@ -1,0 +1,163 @@
+"""Per-type fingerprint handlers: one small function per type family.
+
+A handler takes an object and returns a *reduction* in pickle's sense: a tuple
+``(callable, args)`` whose callable is a shadow constructor (``BufferToken``,
+``Opaque``...), or ``NotImplemented`` to let pickling reduce the object as usual.
+Handlers are looked up by exact type, then along the MRO, and the answer is
+cached per type, so the hot path costs one dict lookup per non-builtin object.
+
+The core never imports torch or numpy: their handlers are bound lazily, the
+first time an object whose type lives in those packages is seen.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+import xxhash
+
+from .shadow import BufferToken, GlobalRef, Opaque, qualname_of, stub_type
+
+Handler = Callable[[Any], Any]
+
+_registry: dict[type, Handler] = {}
+_cache: dict[type, Handler | None] = {}
+_lock = threading.Lock()
+
+
+def register_handler(cls: type, handler: Handler | None = None) -> Any:
+    """Register *handler* for *cls* and its subclasses (usable as a decorator)."""
+
+    def add(fn: Handler) -> Handler:
+        with _lock:
+            _registry[cls] = fn
+            _cache.clear()
+        return fn
+
+    return add if handler is None else add(handler)
+
+
+def handler_for(cls: type) -> Handler | None:
+    try:
+        return _cache[cls]
+    except KeyError:
+        pass
+    _bind_lazy(cls)
+    found = None
+    for base in cls.__mro__:
+        found = _registry.get(base)
+        if found is not None:
+            break
+    _cache[cls] = found
+    return found
+
+
+def unreadable(reduced: Any) -> bool:
+    """Whether a handler's reduction marks something that could not be read."""
+    return reduced[0] is Opaque or (reduced[0] is BufferToken and reduced[1][4] is None)
+
+
+def _opaque(reason: str) -> Handler:
+    return lambda obj: (Opaque, (qualname_of(type(obj)), reason))
+
+
+def _global(obj: Any) -> Any:
+    """Functions, classes and modules are fingerprinted by qualified identity."""
+    if isinstance(obj, GlobalRef):
+        return (stub_type, (obj._qualname,))
+    if isinstance(obj, types.ModuleType):
+        return (stub_type, (f"module:{obj.__name__}",))
+    qualname = qualname_of(obj)
+    # A global pickle can find again is written by name; a lambda or a local class
+    # cannot, so it is written as a stub type of the same name (same shadow).
+    module = sys.modules.get(getattr(obj, "__module__", None) or "")
+    target: Any = module
+    for part in getattr(obj, "__qualname__", "<").split("."):
+        target = getattr(target, part, None)
+    return NotImplemented if target is obj else (stub_type, (qualname,))
+
+
+def _memoryview(obj: memoryview) -> Any:
+    try:
+        data = obj.tobytes()
+    except Exception as exc:  # a released view
+        return (Opaque, ("builtins.memoryview", str(exc)))
+    return (BufferToken, ("builtins.memoryview", obj.format, tuple(obj.shape or ()), "", digest_bytes(data)))
+
+
+def digest_bytes(data: Any) -> bytes:
+    return xxhash.xxh3_128_digest(data)
+
+
+def _ndarray(arr: Any) -> Any:
+    np = sys.modules["numpy"]
+    kind = qualname_of(type(arr))
+    if arr.dtype.hasobject:
+        # Object arrays hold references, not bytes: reduce them to their elements.
+        return (stub_type(kind), (str(arr.dtype), arr.shape, arr.tolist()))
+    data = arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
+    return (BufferToken, (kind, arr.dtype.str, tuple(arr.shape), "", digest_bytes(data.reshape(-1).view(np.uint8))))
+
+
+def _tensor(t: Any) -> Any:
+    kind = qualname_of(type(t))
+    dtype, shape, device = str(t.dtype).removeprefix("torch."), tuple(t.shape), str(t.device)
+    if t.device.type != "cpu" or t.is_meta:
+        # Reading these bytes would copy to the host (or is impossible): say so instead.
+        return (BufferToken, (kind, dtype, shape, device, None, "content not read on this device"))
+    try:
+        data = t.detach()
+        if data.layout != sys.modules["torch"].strided:
+            return (Opaque, (kind, f"layout {data.layout} not hashed"))
+        data = data.resolve_conj().resolve_neg().contiguous().reshape(-1)
+        raw = data.view(sys.modules["torch"].uint8).numpy()
+    except Exception as exc:  # quantized, nested, functorch wrappers, ...
+        return (Opaque, (kind, f"bytes unreadable: {type(exc).__name__}"))
+    return (BufferToken, (kind, dtype, shape, device, digest_bytes(raw)))
+
+
+def _bind_lazy(cls: type) -> None:
+    """Register the torch/numpy handlers once their package is imported."""
+    root = (cls.__module__ or "").partition(".")[0]
+    if root == "numpy" and "numpy" in sys.modules:
+        np = sys.modules["numpy"]
+        if np.ndarray not in _registry:
+            register_handler(np.ndarray, _ndarray)
+    elif root == "torch" and "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        if torch.Tensor not in _registry:
+            register_handler(torch.Tensor, _tensor)
+            register_handler(torch.Generator, _opaque("torch.Generator: fingerprint get_state() instead"))
+
+
+def _builtin_handlers() -> None:
+    for cls in (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType, GlobalRef):
+        register_handler(cls, _global)
+    register_handler(memoryview, _memoryview)
+    opaque = {
+        type(threading.Lock()): "a lock",
+        type(threading.RLock()): "a lock",
+        types.GeneratorType: "a generator's position cannot be read",
+        types.CoroutineType: "a coroutine",
+        types.AsyncGeneratorType: "an async generator",
+        types.FrameType: "a frame",
+        types.TracebackType: "a traceback",
+        io.IOBase: "an open stream",
+        threading.Thread: "a thread",
+    }
+    for cls, reason in opaque.items():
+        register_handler(cls, _opaque(reason))
+    try:
+        import socket
+
+        register_handler(socket.socket, _opaque("a socket"))
+    except ImportError:  # pragma: no cover
+        pass
+
+
+_builtin_handlers()

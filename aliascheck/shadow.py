@@ -1,0 +1,143 @@
+"""Shadows: inert stand-ins for a value's structure, decoded from a fingerprint.
+
+A fingerprint keeps its detail as a pickle stream in which every object that is
+not a builtin container or atom has been reduced (by ``__reduce_ex__``) and every
+buffer (tensor, array) replaced by a digest token. Decoding that stream must not
+run user code, import user modules or recreate live objects (a node's
+``__setstate__`` could start threads), so :class:`ShadowUnpickler` resolves every
+global to a :class:`Stub` type that merely records what would have been built.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from dataclasses import dataclass
+from typing import Any
+
+
+class Stub:
+    """What an object reduced to: its type's qualified name, args, state and items."""
+
+    __slots__ = ("args", "state", "items", "dictitems", "__weakref__")
+    _qualname = "?"
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Stub:
+        self = object.__new__(cls)
+        self.args = args + ((kwargs,) if kwargs else ())
+        self.state = None
+        self.items: list[Any] = []
+        self.dictitems: list[tuple[Any, Any]] = []
+        return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __setstate__(self, state: Any) -> None:
+        self.state = state
+
+    def append(self, item: Any) -> None:
+        self.items.append(item)
+
+    def extend(self, items: Any) -> None:
+        self.items.extend(items)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.dictitems.append((key, value))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_stub, (type(self)._qualname, self.args, self.state, self.items, self.dictitems))
+
+    def __repr__(self) -> str:
+        return f"<{type(self)._qualname}>"
+
+
+class GlobalRef(type):
+    """Metaclass of stub types; a stub type is also how a referenced global is shadowed."""
+
+    def __reduce__(cls) -> tuple[Any, ...]:  # type: ignore[override]
+        return (stub_type, (cls._qualname,))
+
+    def __repr__(cls) -> str:
+        return cls._qualname
+
+
+_STUB_TYPES: dict[str, type] = {}
+
+
+def stub_type(qualname: str) -> type:
+    """The (cached) stub type standing for the global named *qualname*."""
+    cls = _STUB_TYPES.get(qualname)
+    if cls is None:
+        cls = GlobalRef(qualname.rpartition(".")[2] or "stub", (Stub,), {"__slots__": (), "_qualname": qualname})
+        cls = _STUB_TYPES.setdefault(qualname, cls)
+    return cls
+
+
+def _rebuild_stub(qualname: str, args: tuple, state: Any, items: list, dictitems: list) -> Stub:
+    stub = stub_type(qualname).__new__(stub_type(qualname), *args)
+    stub.state, stub.items, stub.dictitems = state, items, dictitems
+    return stub
+
+
+@dataclass(frozen=True, slots=True)
+class BufferToken:
+    """A tensor or array: identity-free facts plus a digest of its bytes."""
+
+    kind: str  # qualified type name, e.g. "torch.Tensor", "numpy.ndarray"
+    dtype: str
+    shape: tuple[int, ...]
+    device: str
+    digest: bytes | None  # None when the bytes could not be read (meta/GPU)
+    note: str = ""
+
+    def describe(self) -> str:
+        where = "" if self.device in ("", "cpu") else f", device {self.device}"
+        return f"{self.kind.rpartition('.')[2]}(dtype {self.dtype}, shape {list(self.shape)}{where})"
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """An object that could not be fingerprinted: compared as unknown, reported as unverifiable."""
+
+    type_name: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Truncated:
+    """Where a walk stopped because of the depth or size limit."""
+
+    type_name: str
+    reason: str
+
+
+# The only callables a shadow stream may name besides stub types.
+_SAFE = {
+    ("aliascheck.shadow", name): obj
+    for name, obj in {
+        "stub_type": stub_type,
+        "_rebuild_stub": _rebuild_stub,
+        "BufferToken": BufferToken,
+        "Opaque": Opaque,
+        "Truncated": Truncated,
+    }.items()
+}
+
+
+class ShadowUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        safe = _SAFE.get((module, name))
+        if safe is not None:
+            return safe
+        return stub_type(f"{module}.{name}")
+
+
+def decode(detail: bytes) -> Any:
+    """The shadow tree of a fingerprint's detail stream; runs no user code."""
+    return ShadowUnpickler(io.BytesIO(detail)).load()
+
+
+def qualname_of(obj: Any) -> str:
+    module = getattr(obj, "__module__", None) or "?"
+    return f"{module}.{getattr(obj, '__qualname__', getattr(obj, '__name__', '?'))}"

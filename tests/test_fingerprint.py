@@ -1,0 +1,247 @@
+"""The fingerprint engine: exact, stable, never raising."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import subprocess
+import sys
+import threading
+from decimal import Decimal
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aliascheck.diff import diff
+from aliascheck.fingerprint import Fingerprint, Limits, fingerprint, register_handler
+from aliascheck.shadow import Opaque
+
+from .strategies import Record, mutable_places, mutate, states
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(states())
+def test_a_deep_copy_has_the_same_fingerprint(state):
+    assert fingerprint(state) == fingerprint(copy.deepcopy(state))
+
+
+@SETTINGS
+@given(states(), st.data())
+def test_one_mutation_changes_the_digest_and_diff_names_its_path(state, data):
+    places = mutable_places(state)
+    if not places:
+        state = [state]
+        places = mutable_places(state)
+    path, container = data.draw(st.sampled_from(places))
+    before = fingerprint(state)
+    suffix = mutate(container, data.draw(st.integers(0, 11)))
+    after = fingerprint(state)
+    assert before.digest != after.digest
+    assert [change.path for change in diff(before, after)] == [path + suffix]
+
+
+@SETTINGS
+@given(states(with_opaque=True))
+def test_no_exception_and_opaque_parts_are_counted(state):
+    fp = fingerprint(state)
+    assert fp.opaque == len(fp.unverifiable())
+    assert fp.opaque == sum(isinstance(obj, type(threading.Lock())) for _, obj in _everything(state))
+
+
+def _everything(obj, path=""):
+    yield path, obj
+    children = []
+    if isinstance(obj, (list, tuple)):
+        children = list(obj)
+    elif isinstance(obj, dict):
+        children = list(obj.values())
+    elif hasattr(obj, "__dict__"):
+        children = list(vars(obj).values())
+    elif hasattr(obj, "__slots__"):
+        children = [getattr(obj, s) for s in obj.__slots__]
+    for child in children:
+        yield from _everything(child)
+
+
+CHILD = """
+import pickle, sys
+from aliascheck.fingerprint import fingerprint
+for state in pickle.loads(sys.stdin.buffer.read()):
+    print(fingerprint(state).canonical_digest())
+"""
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(states(), min_size=10, max_size=10))
+def test_canonical_digests_agree_across_processes_with_different_hash_seeds(batch):
+    blob = pickle.dumps(batch)
+    outputs = []
+    for seed in ("1", "2"):
+        run = subprocess.run(
+            [sys.executable, "-c", CHILD], input=blob, capture_output=True, check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+        )
+        outputs.append(run.stdout.decode().split())
+    assert outputs[0] == outputs[1] == [fingerprint(s).canonical_digest() for s in batch]
+
+
+def test_equal_values_in_another_order_are_equal():
+    a, b = {"x": 1, "y": {"s": {"a", "b", "c"}}}, {"y": {"s": {"c", "b", "a"}}, "x": 1}
+    assert fingerprint(a) == fingerprint(b)
+    assert fingerprint(a).canonical_digest() == fingerprint(b).canonical_digest()
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [(1, True), (1, 1.0), (0.0, -0.0), (1, "1"), (b"a", bytearray(b"a")), ((1,), [1]), (frozenset(), set())],
+)
+def test_values_that_compare_equal_but_differ_in_kind_are_different(left, right):
+    assert fingerprint(left) != fingerprint(right)
+
+
+def test_nan_equals_nan():
+    assert fingerprint([float("nan")]) == fingerprint([float("nan")])
+
+
+def test_cycles_terminate_and_compare():
+    a: list = []
+    a.append(a)
+    b: list = []
+    b.append(b)
+    assert fingerprint(a) == fingerprint(b)
+    rec = Record("r", None)
+    rec.payload = rec
+    assert fingerprint(rec) == fingerprint(copy.deepcopy(rec))
+
+
+def test_a_change_in_sharing_is_a_change():
+    shared = [1]
+    before = fingerprint({"a": shared, "b": shared})
+    after = fingerprint({"a": [1], "b": [1]})
+    changes = diff(before, after)
+    assert [(c.path, c.kind) for c in changes] == [("['b']", "sharing")]
+    assert str(changes[0]) == "['b']: same object as ['a'] -> its own object"
+
+
+def test_sharing_equal_strings_is_not_a_change():
+    s = "".join(["ab", "cd"])
+    assert fingerprint({"a": s, "b": s}) == fingerprint({"a": "abcd", "b": "".join(["abc", "d"])})
+
+
+def test_an_unpicklable_part_falls_back_to_the_walk_and_is_marked():
+    class Refuses:
+        def __reduce_ex__(self, protocol):
+            raise TypeError("no")
+
+    state = {"ok": [1, 2], "bad": Refuses()}
+    fp = fingerprint(state)
+    assert not fp.exact and fp.opaque == 1
+    assert fp.unverifiable() == [("['bad']", f"{Refuses.__module__}.{Refuses.__qualname__}: TypeError: no")]
+    state["ok"].append(3)
+    assert [str(c) for c in diff(fp, fingerprint(state))] == ["['ok'][2]: <missing> -> 3"]
+
+
+def test_objects_whose_dunder_methods_raise_never_crash():
+    class Hostile:
+        def __getstate__(self):
+            raise RuntimeError("getstate")
+
+        def __eq__(self, other):
+            raise RuntimeError("eq")
+
+        def __repr__(self):
+            raise RuntimeError("repr")
+
+        __hash__ = object.__hash__
+
+    with open(__file__) as stream:
+        fp = fingerprint([Hostile(), stream])
+    assert fp.opaque == 2
+
+
+def test_depth_limit_is_reported_as_truncation():
+    deep: list = []
+    cur = deep
+    for _ in range(50):
+        nxt: list = []
+        cur.append(nxt)
+        cur = nxt
+    fp = fingerprint(deep, Limits(max_depth=10))
+    assert fp.exact  # the fast path had no need of the walk
+    cur.append(deep)  # a cycle under the depth limit is not truncation
+    fp = fingerprint({"x": deep, "y": RefusesPickling()}, Limits(max_depth=10))
+    assert fp.truncated and "depth limit" in fp.unverifiable()[0][1]
+
+
+class RefusesPickling:
+    def __reduce_ex__(self, protocol):
+        raise TypeError("no")
+
+
+def test_detail_over_the_size_limit_is_dropped_and_said():
+    fp = fingerprint(list(range(1000)), Limits(max_detail_bytes=100))
+    assert fp.detail is None and fp.truncated and not fp.verifiable
+    other = fingerprint(list(range(1001)), Limits(max_detail_bytes=100))
+    assert [c.kind for c in diff(fp, other)] == ["unknown"]
+
+
+def test_numpy_contents_dtype_and_noncontiguous_views():
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    assert fingerprint(a.T) == fingerprint(np.ascontiguousarray(a.T))
+    assert fingerprint(a) != fingerprint(a.astype(np.int64))
+    assert fingerprint(a) != fingerprint(a.reshape(4, 3))
+    obj = np.array([[1], "x"], dtype=object)
+    before = fingerprint(obj)
+    obj[0].append(2)
+    assert [c.path for c in diff(before, fingerprint(obj))] == ["(2)[0][1]"]
+
+
+def test_a_large_array_keeps_no_copy():
+    big = np.zeros(8 * 1024 * 1024, dtype=np.uint8)
+    fp = fingerprint({"buf": big})
+    assert len(fp.detail) < 1024
+    big[-1] = 1
+    assert [str(c) for c in diff(fp, fingerprint({"buf": big}))] == ["['buf']: array bytes changed (shape [8388608])"]
+
+
+def test_registered_handlers_take_precedence():
+    class Token:
+        def __init__(self, value):
+            self.value = value
+            self.noise = object()
+
+    register_handler(Token, lambda t: (Decimal, (t.value,)))
+    assert fingerprint(Token(1)) == fingerprint(Token(1))
+    assert fingerprint(Token(1)) != fingerprint(Token(2))
+
+
+def test_functions_classes_and_modules_by_qualified_identity():
+    assert fingerprint([len, np, Record]) == fingerprint([len, np, Record])
+    assert fingerprint(len) != fingerprint(print)
+    local = lambda: 1  # noqa: E731
+    assert fingerprint(local) == fingerprint(lambda: 1)  # same qualified name
+
+
+def test_json_round_trip():
+    fp = fingerprint({"a": [1, {"b"}], "t": np.ones(3)})
+    again = Fingerprint.from_json(fp.to_json())
+    assert again == fp and again.digest == fp.digest
+
+
+def test_a_reduction_that_fingerprints_again_does_not_corrupt_the_outer_one():
+    class Nested:
+        def __reduce__(self):
+            fingerprint({"inner": [1, 2, 3]})
+            return (Decimal, ("7",))
+
+    assert fingerprint([Nested(), [4]]) == fingerprint([Decimal("7"), [4]])
+
+
+def test_opaque_compares_as_unknown_not_as_changed():
+    before = fingerprint({"lock": threading.Lock()})
+    assert diff(before, fingerprint({"lock": threading.Lock()})) == []
+    assert isinstance(before.shadow()["lock"], Opaque)
