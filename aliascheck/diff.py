@@ -193,7 +193,8 @@ class _Diff:
         if (b.kind, b.dtype, b.shape, b.device) != (a.kind, a.dtype, a.shape, a.device):
             self.add(path, b, a)
         elif b.digest is not None and a.digest is not None and b.digest != a.digest:
-            noun = "tensor" if "Tensor" in b.kind or "Parameter" in b.kind else "array"
+            root, _, name = b.kind.partition(".")
+            noun = {"torch": "tensor", "numpy": "array"}.get(root, name.rpartition(".")[2])
             self.out.append(Change(path, b.describe(), f"{noun} bytes changed (shape {list(b.shape)})", "bytes"))
 
 
