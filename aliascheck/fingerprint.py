@@ -26,7 +26,9 @@ from typing import Any, NamedTuple
 
 import xxhash
 
-from . import handlers, shadow
+import aliascheck.handlers as handlers
+import aliascheck.shadow as shadow
+
 from .handlers import register_handler
 
 __all__ = ["Fingerprint", "Limits", "fingerprint", "register_handler"]

@@ -1,8 +1,210 @@
-"""pytest entry point (placeholder until the detector lands)."""
+"""pytest entry point: options, markers, the ``aliascheck`` fixture; dormant without ``--aliascheck``.
+
+With the flag, a :class:`~aliascheck.session.Session` is registered (as xdist
+registers ``DSession`` only when distributing). This module imports nothing of
+aliascheck's core at import time: pytest loads it for every run.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
 
-def pytest_addoption(parser):  # pragma: no cover - replaced by the detector
-    group = parser.getgroup("aliascheck")
-    group.addoption("--aliascheck", action="store_true", default=False, help="enable aliascheck")
+import pytest
+
+if TYPE_CHECKING:
+    from .session import Session
+
+SESSION_KEY = pytest.StashKey["Session"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("aliascheck", "snapshot aliasing detection")
+    group.addoption("--aliascheck", action="store_true", default=False,
+                    help="record every handed-over snapshot and fail tests whose snapshots changed afterwards")
+    group.addoption("--aliascheck-steps", dest="aliascheck_steps", type=int, default=None,
+                    help="how many items to step each root node ahead after the test body (default 4)")
+    group.addoption("--aliascheck-strict", dest="aliascheck_strict", action="store_true", default=False,
+                    help="fail on aliases that stepping did not turn into a change, too")
+    group.addoption("--aliascheck-mode", dest="aliascheck_mode", choices=("fail", "warn"), default=None,
+                    help="fail tests with findings (default), or only warn")
+    group.addoption("--aliascheck-report", dest="aliascheck_report", metavar="PATH", default=None,
+                    help="write findings and counters as JSON to PATH")
+    parser.addini("aliascheck", "enable aliascheck (like --aliascheck)", type="bool", default=False)
+    parser.addini("aliascheck_steps", "default for --aliascheck-steps", default="4")
+    parser.addini("aliascheck_strict", "like --aliascheck-strict", type="bool", default=False)
+    parser.addini("aliascheck_mode", "default for --aliascheck-mode", default="fail")
+    parser.addini("aliascheck_ignore", "path patterns (fnmatch; 'Owner:path' or path) never reported",
+                  type="linelist", default=[])
+    parser.addini("aliascheck_disable", "adapters to leave out (torchdata, torch, cloudpickle, generic, all)",
+                  type="linelist", default=[])
+    parser.addini("aliascheck_allow_class_update", "classes (module.Qualname patterns) loads may update",
+                  type="linelist", default=[])
+    parser.addini("aliascheck_stateful", "extra classes (module:Qualname) with state_dict/load_state_dict",
+                  type="linelist", default=[])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "aliascheck(steps=N, ignore=[patterns]): per-test aliascheck settings")
+    config.addinivalue_line("markers", "no_aliascheck: do not check this test")
+    from .config import from_pytest
+    from .errors import UsageError
+
+    try:
+        options = from_pytest(config)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if not options.enabled:
+        return
+    from .session import Session
+
+    session = Session(options)
+    session.start()
+    config.stash[SESSION_KEY] = session
+    config.add_cleanup(session.stop)
+    config.pluginmanager.register(SessionPlugin(session, config), "aliascheck-session")
+
+
+class SessionPlugin:
+    """The per-run hooks; registered only with --aliascheck."""
+
+    def __init__(self, session: Session, config: pytest.Config) -> None:
+        self.session = session
+        self.config = config
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, Any]:
+        marker = item.get_closest_marker("aliascheck")
+        ignore = tuple(marker.kwargs.get("ignore", ())) if marker else ()
+        if item.get_closest_marker("no_aliascheck") is None:
+            self.session.begin_test(item.nodeid, ignore)
+        return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef: Any) -> Generator[None, None, Any]:
+        led = self.session.ledger
+        owning = led.recording and fixturedef.scope == "function"
+        led.owning = owning or led.owning
+        try:
+            return (yield)
+        finally:
+            if owning:
+                led.owning = False
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, Any]:
+        __tracebackhide__ = True
+        led = self.session.ledger
+        led.owning = led.recording
+        try:
+            result = yield
+        except BaseException:
+            findings = self.session.end_test(self._steps(item))
+            if findings:
+                from .report import render
+
+                item.add_report_section("call", "aliascheck", render(findings))
+            raise
+        self._act(self.session.end_test(self._steps(item)))
+        return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, Any]:
+        self.session.abandon_test()
+        return (yield)
+
+    def _steps(self, item: pytest.Item) -> int:
+        marker = item.get_closest_marker("aliascheck")
+        if marker is not None and "steps" in marker.kwargs:
+            return int(marker.kwargs["steps"])
+        return self.session.options.steps
+
+    def _act(self, findings: list[Any]) -> None:
+        __tracebackhide__ = True
+        from .errors import AliascheckWarning, AliasFinding
+        from .report import render
+
+        errors = [f for f in findings if f.severity == "error"]
+        warned = [f for f in findings if f.severity == "warning"]
+        if errors and self.session.options.mode == "fail":
+            raise AliasFinding(errors, "\n" + render(errors))
+        import warnings
+
+        shown = errors + warned
+        if shown:
+            warnings.warn(AliascheckWarning(render(shown)), stacklevel=1)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        from .report import summary
+
+        for line in summary(self.session.stats, self.session.findings, self.session.tests):
+            terminalreporter.write_line(line)
+        for problem in self.session.adapters.problems:
+            terminalreporter.write_line(f"aliascheck: {problem}")
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        import aliascheck.jsonreport as jsonreport
+
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:  # an xdist worker: the controller merges and reports
+            workeroutput["aliascheck"] = jsonreport.payload(self.session.stats, self.session.findings)
+            workeroutput["aliascheck_tests"] = self.session.tests
+            return
+        if self.session.options.report:
+            jsonreport.write(self.session.options.report, self.session.stats, self.session.findings)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        import aliascheck.jsonreport as jsonreport
+
+        data = getattr(node, "workeroutput", {}).get("aliascheck")
+        if data is not None:
+            jsonreport.absorb(data, self.session.stats, self.session.findings)
+            self.session.tests += node.workeroutput.get("aliascheck_tests", 0)
+
+
+class Helper:
+    """The ``aliascheck`` fixture: explicit handovers and checks inside a test."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def watch(self, obj: Any, owner: Any = None) -> Any:
+        """Record *obj* as handed over now (by *owner*); it is re-verified at teardown."""
+        self._session.ledger.watch(obj, obj if owner is None else owner)
+        return obj
+
+    def check_node(self, node: Any, steps: int = 4) -> list[Any]:
+        """Step *node* ahead now and re-verify every snapshot; returns the findings."""
+        return self._session.check_node(node, steps)
+
+    @property
+    def findings(self) -> list[Any]:
+        return list(self._session.ledger.findings)
+
+
+@pytest.fixture
+def aliascheck(request: pytest.FixtureRequest) -> Generator[Helper, None, None]:
+    """Explicit aliascheck use; works with or without ``--aliascheck``."""
+    session = request.config.stash.get(SESSION_KEY, None)
+    if session is not None:
+        yield Helper(session)
+        return
+    from .config import Options
+    from .session import Session
+
+    own = Session(Options(enabled=True))
+    own.start()
+    own.begin_test(request.node.nodeid)
+    own.ledger.owning = True
+    try:
+        yield Helper(own)
+        findings = [f for f in own.end_test(0) if f.severity == "error"]
+    finally:
+        own.stop()
+    if findings:
+        from .errors import AliasFinding
+        from .report import render
+
+        raise AliasFinding(findings, "\n" + render(findings))

@@ -12,7 +12,8 @@ from __future__ import annotations
 import copyreg
 from typing import Any
 
-from . import handlers
+import aliascheck.handlers as handlers
+
 from .shadow import Opaque, Stub, Truncated, qualname_of, stub_type
 
 _ATOMS = (type(None), bool, int, float, complex, str, bytes)

@@ -1,0 +1,64 @@
+"""One settings object, from command-line flags, ini values and the environment."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import UsageError
+
+MODES = ("fail", "warn")
+ENV_DISABLE = "ALIASCHECK_DISABLE_ADAPTERS"  # comma-separated adapter names, or "all"
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    enabled: bool = False
+    steps: int = 4
+    strict: bool = False
+    mode: str = "fail"
+    report: str | None = None
+    ignore: tuple[str, ...] = ()
+    disabled_adapters: frozenset[str] = field(default_factory=frozenset)
+    step_timeout: float = 30.0
+    allow_class_update: tuple[str, ...] = ()
+    stateful: tuple[str, ...] = ()  # import paths of extra classes for the generic adapter
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise UsageError(f"--aliascheck-mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if self.steps < 0:
+            raise UsageError(f"--aliascheck-steps must be >= 0, not {self.steps}")
+
+
+def _flag_or_ini(config: Any, flag: str, ini: str) -> Any:
+    value = config.getoption(flag)
+    return config.getini(ini) if value is None else value
+
+
+def from_pytest(config: Any) -> Options:
+    enabled = bool(config.getoption("aliascheck") or _truthy(config.getini("aliascheck")))
+    disabled = set(filter(None, (s.strip() for s in os.environ.get(ENV_DISABLE, "").split(","))))
+    disabled |= set(config.getini("aliascheck_disable"))
+    try:
+        steps = int(_flag_or_ini(config, "aliascheck_steps", "aliascheck_steps"))
+    except ValueError as exc:
+        raise UsageError(f"aliascheck_steps must be an integer: {exc}") from None
+    return Options(
+        enabled=enabled,
+        steps=steps,
+        strict=bool(config.getoption("aliascheck_strict") or _truthy(config.getini("aliascheck_strict"))),
+        mode=str(_flag_or_ini(config, "aliascheck_mode", "aliascheck_mode")),
+        report=config.getoption("aliascheck_report"),
+        ignore=tuple(config.getini("aliascheck_ignore")),
+        disabled_adapters=frozenset(disabled),
+        allow_class_update=tuple(config.getini("aliascheck_allow_class_update")),
+        stateful=tuple(config.getini("aliascheck_stateful")),
+    )
+
+
+def _truthy(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on")

@@ -1,0 +1,80 @@
+"""Stepping owners ahead, as a Prefetcher's worker would, without any sleep.
+
+After a handover at step *i*, taking *k* more items from the *root* forces every
+worker thread below it to produce at least *k* more items, so its source has
+been stepped at least *k* times past the handover: if the snapshot aliases live
+state, it has changed by now, whatever the timing. The harness does this in a
+thread of its own with a timeout, and always joins (or reports) that thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import aliascheck.probe as probe
+
+DEFAULT_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    root: str
+    steps: int  # items actually taken
+    note: str = ""  # why fewer than asked (exhausted, raised, timed out)
+
+
+def iterator_of(root: Any) -> Any:
+    """What to call next() on to step *root*, or None when stepping would restart it.
+
+    A Loader is stepped through its live iterator: ``iter(loader)`` would reset it.
+    A node that was never started is left alone: stepping it would start threads
+    the test never asked for.
+    """
+    if hasattr(root, "_it") and hasattr(root, "load_state_dict") and not hasattr(root, "__next__"):
+        return root._it
+    if not hasattr(root, "__next__"):
+        return None
+    if getattr(root, "_BaseNode__initialized", True) is False:
+        return None
+    return root
+
+
+def step(it: Any, name: str, steps: int, timeout: float = DEFAULT_TIMEOUT) -> StepResult:
+    """Take up to *steps* items from *it* in a background thread, waiting at most *timeout*."""
+    taken = [0]
+    note = [""]
+
+    def run() -> None:
+        try:
+            for _ in range(steps):
+                next(it)
+                taken[0] += 1
+        except StopIteration:
+            note[0] = "exhausted"
+        except BaseException as exc:  # the user's node raised: report, never crash the test
+            note[0] = f"stepping raised {type(exc).__name__}: {exc}"
+
+    thread = threading.Thread(target=run, name=f"aliascheck-step-{name}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        return StepResult(name, taken[0], f"timed out after {timeout:g}s (thread left running, daemon)")
+    return StepResult(name, taken[0], note[0])
+
+
+def select_roots(candidates: Iterable[Any]) -> list[Any]:
+    """The candidates that no other candidate contains.
+
+    Stepping an inner node while its parent's worker also steps it would race,
+    so only outermost nodes are stepped.
+    """
+    nodes = list(candidates)
+    inner: set[int] = set()
+    for node in nodes:
+        for _, part in probe.parts(node, "", 4, True):
+            if part is not node:
+                inner.add(id(part))
+    return [n for n in nodes if id(n) not in inner]

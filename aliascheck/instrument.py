@@ -1,0 +1,160 @@
+"""Handover and check points, installed as method wrappers on a framework's classes.
+
+One mechanism for every adapter: ``instrument(cls, ...)`` wraps the methods that
+hand state out (``state_dict``), take it back (``reset``, ``load_state_dict``),
+start iteration (``__iter__``) and build instances (``__init__``). Patches nest
+(pytester runs pytest inside pytest): each install is counted and the last
+uninstall restores the original. Wrappers do nothing but one global read when
+no ledger is recording.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import aliascheck.ledger as _ledger
+
+from .shadow import qualname_of
+
+_tls = threading.local()
+_patches: dict[tuple[type, str], list[Any]] = {}  # (cls, name) -> [count, original]
+_lock = threading.Lock()
+
+
+def patch(cls: type, name: str, make: Callable[[Any], Any]) -> Callable[[], None]:
+    """Replace ``cls.name`` by ``make(original)``; returns the undo. Re-entrant."""
+    with _lock:
+        entry = _patches.get((cls, name))
+        if entry is None:
+            original = cls.__dict__[name]
+            wrapper = make(original)
+            wrapper.__aliascheck_original__ = original
+            setattr(cls, name, wrapper)
+            _patches[(cls, name)] = [1, original]
+        else:
+            entry[0] += 1
+    done = False
+
+    def undo() -> None:
+        nonlocal done
+        if done:
+            return
+        done = True
+        with _lock:
+            entry = _patches[(cls, name)]
+            entry[0] -= 1
+            if entry[0] == 0:
+                setattr(cls, name, entry[1])
+                del _patches[(cls, name)]
+
+    return undo
+
+
+def instrument(
+    cls: type,
+    state: Iterable[str] = ("state_dict",),
+    load: Iterable[str] = ("load_state_dict",),
+    iterate: Iterable[str] = (),
+    init: bool = False,
+    kind: str | None = None,
+) -> Callable[[], None]:
+    """Wrap *cls*'s state methods; returns one undo for all of them."""
+    undos = []
+    for name in state:
+        if name in cls.__dict__:
+            undos.append(patch(cls, name, lambda f, n=name: _handover(f, kind or n)))
+    for name in load:
+        if name in cls.__dict__:
+            undos.append(patch(cls, name, lambda f, n=name: _reentry(f, kind or n)))
+    for name in iterate:
+        if name in cls.__dict__:
+            undos.append(patch(cls, name, _root))
+    if init and "__init__" in cls.__dict__:
+        undos.append(patch(cls, "__init__", _created))
+    return lambda: [undo() for undo in reversed(undos)] and None
+
+
+def _handover(original: Any, kind: str) -> Any:
+    @functools.wraps(original)
+    def state_dict(self: Any, *args: Any, **kwargs: Any) -> Any:
+        led = _ledger.current
+        if led is None or not led.recording:
+            return original(self, *args, **kwargs)
+        depth = getattr(_tls, "depth", 0)
+        _tls.depth = depth + 1
+        if not depth:
+            _tls.nested = []
+        try:
+            result = original(self, *args, **kwargs)
+        finally:
+            _tls.depth = depth
+        if depth:
+            # Nested in an outer call: one handover, but remember who made which part.
+            nested = getattr(_tls, "nested", None)
+            if nested is not None:
+                nested.append((id(result), qualname_of(type(self)), led.label(self)))
+            return result
+        nested, _tls.nested = _tls.nested, None
+        led.note_root(self)
+        led.handover(result, self, kind, nested)
+        return result
+
+    return state_dict
+
+
+def _reentry(original: Any, kind: str) -> Any:
+    @functools.wraps(original)
+    def load(self: Any, state: Any = None, *args: Any, **kwargs: Any) -> Any:
+        led = _ledger.current
+        depth = getattr(_tls, "depth", 0)
+        if led is None or not led.recording or depth:
+            return original(self, state, *args, **kwargs)
+        led.note_root(self)
+        if state is not None:
+            led.loaded(state, self, kind)
+        _tls.depth, _tls.nested = 1, None
+        try:
+            return original(self, state, *args, **kwargs)
+        finally:
+            _tls.depth = 0
+
+    return load
+
+
+def _root(original: Any) -> Any:
+    @functools.wraps(original)
+    def __iter__(self: Any) -> Any:
+        led = _ledger.current
+        if led is not None and led.recording:
+            led.note_root(self)
+        return original(self)
+
+    return __iter__
+
+
+def _created(original: Any) -> Any:
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        led = _ledger.current
+        if led is not None and led.owning:
+            led.note_created(self)
+
+    return __init__
+
+
+def checkpoint(original: Any, check: str, pick: Callable[[Any, Any], Any] | None = None) -> Any:
+    """Wrap a method whose result (or ``pick(self, result)``) is a delivered snapshot."""
+
+    @functools.wraps(original)
+    def delivered(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        led = _ledger.current
+        if led is not None and led.recording and result is not None:
+            led.verify(result if pick is None else pick(self, result), check)
+        return result
+
+    return delivered

@@ -1,0 +1,118 @@
+"""Bounded walks over live objects: where a snapshot shares mutable parts with its owner.
+
+Sharing is not a finding by itself (``nn.Module.state_dict()`` shares live
+tensors by design); a shared part that later changes is. The probe names the
+risk at handover, with both paths, so a later mutation finding can say *why*.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+_MUTABLE = (dict, list, set, bytearray)
+_SKIP_MODULES = ("threading", "queue", "_thread", "multiprocessing", "torch.multiprocessing", "concurrent")
+
+
+_trusted: list[str] = []
+
+
+def trust(prefix: str) -> Any:
+    """Skip the alias probe for owners from modules under *prefix*; returns the undo.
+
+    A framework's own nodes keep the snapshots they deliver (torchdata's mapper
+    returns its stored ``_snapshot``): that sharing is by design, and probing it
+    would warn on every correct pipeline. Their sources are still probed.
+    """
+    _trusted.append(prefix)
+    return lambda: _trusted.remove(prefix)
+
+
+def trusted(owner_type: type) -> bool:
+    module = owner_type.__module__ or ""
+    return any(module == p or module.startswith(p + ".") for p in _trusted)
+
+
+def is_mutable(obj: Any) -> bool:
+    if isinstance(obj, _MUTABLE):
+        return True
+    module = type(obj).__module__ or ""
+    if module.startswith(("numpy", "torch")):
+        return hasattr(obj, "shape") and hasattr(obj, "dtype")
+    return hasattr(obj, "__dict__") and not isinstance(obj, type) and not callable(obj)
+
+
+def parts(obj: Any, path: str, depth: int, walk_objects: bool) -> Iterator[tuple[str, Any]]:
+    """(path, part) for every part of *obj* down to *depth* levels, each object once."""
+    seen: set[int] = set()
+    stack = [(path, obj, 0)]
+    while stack:
+        where, node, level = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield where, node
+        if level >= depth:
+            continue
+        for child_path, child in _children(node, where, walk_objects):
+            stack.append((child_path, child, level + 1))
+
+
+def _children(node: Any, where: str, walk_objects: bool) -> list[tuple[str, Any]]:
+    if isinstance(node, dict):
+        return [(f"{where}[{k!r}]", v) for k, v in list(node.items())]
+    if isinstance(node, (list, tuple)):
+        return [(f"{where}[{i}]", v) for i, v in enumerate(node)]
+    if walk_objects and hasattr(node, "__dict__") and not isinstance(node, type):
+        module = type(node).__module__ or ""
+        if module.startswith(_SKIP_MODULES):
+            return []
+        try:
+            attrs = dict(vars(node))
+        except TypeError:
+            return []
+        return [(f"{where}.{k}", v) for k, v in attrs.items() if not callable(v) or isinstance(v, _CONTAINERS)]
+    return []
+
+
+def aliases(snapshot: Any, owner: Any, owner_name: str, depth: int = 3) -> list[tuple[str, str]]:
+    """(snapshot path, owner path) of each mutable object the snapshot shares with the owner."""
+    live = {id(part): where for where, part in parts(owner, owner_name, depth, True) if part is not owner}
+    found = []
+    for where, part in parts(snapshot, "", depth + 1, False):
+        if is_mutable(part) and id(part) in live:
+            found.append((where, live[id(part)]))
+    return _outermost(found)
+
+
+def _outermost(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Drop aliases nested under one already reported: ['a'] covers ['a']['b']."""
+    found.sort(key=lambda pair: len(pair[0]))
+    kept: list[tuple[str, str]] = []
+    for path, owner_path in found:
+        if not any(path.startswith(k) for k, _ in kept):
+            kept.append((path, owner_path))
+    return kept
+
+
+def references_from(owner: Any, obj: Any) -> int:
+    """How many references *owner* holds to *obj* directly or one container deep."""
+    count = 0
+    try:
+        values = list(vars(owner).values())
+    except TypeError:
+        return 0
+    for value in values:
+        if value is obj:
+            count += 1
+        elif isinstance(value, dict):
+            count += sum(v is obj for v in list(value.values()))
+        elif isinstance(value, (list, tuple)):
+            count += sum(v is obj for v in value)
+    return count
+
+
+def refcount(obj: Any) -> int:
+    return sys.getrefcount(obj) - 1  # less the argument's own reference
