@@ -6,6 +6,7 @@ Each finding kind has a stable slug, explained in README's "Findings" section:
 - ``alias``: a handed-over snapshot shares mutable objects with its owner's live state.
 - ``class-reset``: ``cloudpickle.loads`` overwrote an existing class's attributes.
 - ``unverifiable``: part of a snapshot could not be fingerprinted, so was not checked.
+- ``fresh-class``: a fresh process rebuilds a pickled class differently from the live one.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-KINDS = ("mutation", "alias", "class-reset", "unverifiable")
-CHECKS = ("handover", "delivery", "reentry", "teardown", "harness", "alias-probe", "loads")
+KINDS = ("mutation", "alias", "class-reset", "unverifiable", "fresh-class")
+CHECKS = ("handover", "delivery", "reentry", "teardown", "harness", "alias-probe", "loads", "fresh-process")
 
 HINTS = {
     "mutation": "return a copy from get_state()/state_dict() (or copy where you keep it), not live state",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import Any
 
 import aliascheck.ledger as _ledger
@@ -20,12 +21,12 @@ import aliascheck.ledger as _ledger
 from .shadow import qualname_of
 
 _tls = threading.local()
-_patches: dict[tuple[type, str], list[Any]] = {}  # (cls, name) -> [count, original]
+_patches: dict[tuple[Any, str], list[Any]] = {}  # (cls, name) -> [count, original]
 _lock = threading.Lock()
 
 
-def patch(cls: type, name: str, make: Callable[[Any], Any]) -> Callable[[], None]:
-    """Replace ``cls.name`` by ``make(original)``; returns the undo. Re-entrant."""
+def patch(cls: type | ModuleType, name: str, make: Callable[[Any], Any]) -> Callable[[], None]:
+    """Replace ``cls.name`` (a class's or a module's) by ``make(original)``; returns the undo. Re-entrant."""
     with _lock:
         entry = _patches.get((cls, name))
         if entry is None:

@@ -13,6 +13,7 @@ TITLES = {
     "alias": "handed-over state shares live objects with its owner",
     "class-reset": "cloudpickle.loads reset an existing class",
     "unverifiable": "could not be checked",
+    "fresh-class": "a fresh process rebuilds the class differently",
 }
 CHECK_TEXT = {
     "handover": "the next handover of the same object",
@@ -22,6 +23,7 @@ CHECK_TEXT = {
     "harness": "the harness, after stepping the node",
     "alias-probe": "the alias probe at handover",
     "loads": "the live class before and after loads",
+    "fresh-process": "loading the pickle in a fresh process",
 }
 
 

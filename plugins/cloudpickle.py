@@ -1,0 +1,181 @@
+"""cloudpickle adapter: a ``loads`` that overwrites a class already alive in this process.
+
+cloudpickle 3.x rebuilds a pickled dynamic class as a skeleton, swaps in the live
+class with the same tracker id (``_lookup_class_or_track``), then always runs
+``_class_setstate`` on it, which writes every attribute back to its value at
+``dumps`` time (cloudpipe/cloudpickle#439; numba PR #7388; apache/beam#35062).
+
+Three module attributes are wrapped, which is what every load finds by name
+(``cloudpickle.loads`` is ``pickle.loads``; Dask calls ``pickle.loads`` itself):
+
+- ``_lookup_class_or_track``: tells a skeleton this load built (populating it is
+  no reset) from a class that already existed;
+- ``_class_setstate``: for an existing class, the live attributes immediately
+  before and after it, limited to those the pickle writes and that differ from
+  what was there. A class attribute other threads legitimately change between
+  ``dumps`` and a later look is not judged (DESIGN-NOTES: compare around
+  ``_class_setstate``, not across the test);
+- ``_dynamic_class_reduce``: every dynamic class a Pickler hands over, counted,
+  its site kept to name where the pickle was made.
+
+Findings are appended to the ledger under its lock, in whichever thread loads.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from cloudpickle import cloudpickle as _cp
+
+import aliascheck.ledger as _ledger
+import aliascheck.sites as sites
+from aliascheck.findings import HINTS, Finding
+from aliascheck.fresh import changed_names, class_state, pickled_state, state_changes
+from aliascheck.hookspecs import hookimpl
+from aliascheck.instrument import patch
+from aliascheck.shadow import qualname_of
+
+REQUIRES = "cloudpickle"
+MAX_PATHS = 20
+# Frames as sites.where() names them: short under site-packages, absolute elsewhere.
+_CLOUDPICKLE_FRAMES = ("cloudpickle" + os.sep, os.path.dirname(os.path.abspath(_cp.__file__)) + os.sep)
+
+_skeletons: weakref.WeakSet[type] = weakref.WeakSet()  # built by a load, not yet populated
+_pickled_at: weakref.WeakKeyDictionary[type, tuple[str | None, str]] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+# Installs nest (pytester runs pytest in pytest); the innermost session's allow-list applies.
+_allowed: list[tuple[str, ...]] = []
+
+
+@hookimpl
+def aliascheck_install(options: Any) -> Callable[[], None]:
+    allowed = tuple(options.allow_class_update)
+    _allowed.append(allowed)
+    undos = [
+        patch(_cp, "_lookup_class_or_track", _tracking),
+        patch(_cp, "_class_setstate", _checked),
+        patch(_cp, "_dynamic_class_reduce", _handed_over),
+    ]
+
+    def undo() -> None:
+        for one in reversed(undos):
+            one()
+        _allowed.remove(allowed)
+
+    return undo
+
+
+def _tracking(original: Any) -> Any:
+    @functools.wraps(original)
+    def _lookup_class_or_track(class_tracker_id: Any, class_def: Any) -> Any:
+        found = original(class_tracker_id, class_def)
+        if found is class_def and isinstance(found, type):
+            with _lock:
+                _skeletons.add(found)
+        return found
+
+    return _lookup_class_or_track
+
+
+def _checked(original: Any) -> Any:
+    # Same __module__/__qualname__ as cloudpickle's: pickles made meanwhile still name it.
+    @functools.wraps(original)
+    def _class_setstate(obj: Any, state: Any) -> Any:
+        with _lock:
+            fresh = obj in _skeletons
+            _skeletons.discard(obj)
+        led = _ledger.current
+        if (fresh or led is None or not led.recording or os.getpid() != led.pid
+                or not (isinstance(state, tuple) and isinstance(state[0], dict)) or _allow(obj)):
+            return original(obj, state)
+        try:
+            written = pickled_state(state[0])
+            before = class_state(obj, written)
+        except Exception as exc:  # pragma: no cover - aliascheck's own bug must not break the user's load
+            _unchecked(led, obj, exc)
+            return original(obj, state)
+        result = original(obj, state)
+        # Only what the pickle overwrote with another value, shown as it ended up: a
+        # write by another thread to an attribute the pickle left equal is not loads'.
+        reset = changed_names(before, written)
+        _report(led, obj, state_changes(before, class_state(obj, reset), reset) if reset else [])
+        return result
+
+    return _class_setstate
+
+
+def _handed_over(original: Any) -> Any:
+    @functools.wraps(original)
+    def _dynamic_class_reduce(obj: Any) -> Any:
+        led = _ledger.current
+        if led is not None and led.recording and os.getpid() == led.pid:
+            site = _site()[0]
+            with led.lock:
+                led.stats.handovers += 1
+                led.stats.owners[qualname_of(obj)] += 1
+                test = led.test
+            with _lock:
+                _pickled_at[obj] = (test, site)
+        return original(obj)
+
+    return _dynamic_class_reduce
+
+
+def _allow(cls: type) -> bool:
+    name = qualname_of(cls)
+    return bool(_allowed) and any(fnmatch.fnmatchcase(name, p) for p in _allowed[-1])
+
+
+def _ignored(led: Any, owner: str, path: str) -> bool:
+    patterns = led.settings.ignore + led.extra_ignore
+    subject = f"{owner}:{path}"
+    return any(fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(subject, p) for p in patterns)
+
+
+def _site() -> tuple[str, tuple[str, ...]]:
+    """The innermost frame outside aliascheck and cloudpickle (dumps runs cloudpickle's frames)."""
+    site, stack = sites.where(1)
+    outside = [s for s in stack if not s.startswith(_CLOUDPICKLE_FRAMES)]
+    if outside:
+        site = outside[0].rpartition(" in ")[0]
+    return site, stack
+
+
+def _report(led: Any, cls: type, changes: list[Any]) -> None:
+    owner = qualname_of(cls)
+    changes = [c for c in changes if not _ignored(led, owner, c.path)]
+    if not changes:
+        with led.lock:
+            led.stats.checked += 1
+        return
+    site, stack = _site()
+    thread = threading.current_thread().name
+    with _lock:
+        pickled_in, pickled = _pickled_at.get(cls, (None, ""))
+    with led.lock:
+        led.stats.checked += 1
+        led.stats.flagged += 1
+        label = f"pickled at {pickled}" if pickled and pickled_in == led.test else ""
+        shown = changes[:MAX_PATHS]
+        for i, change in enumerate(shown):
+            led.findings.append(Finding(
+                "class-reset", owner, change.path, change.before, change.after, site, "loads", led.test,
+                label, "error", HINTS["class-reset"], stack,
+                len(changes) - len(shown) if i == len(shown) - 1 else 0, thread,
+            ))
+
+
+def _unchecked(led: Any, cls: type, exc: Exception) -> None:
+    site, stack = _site()
+    with led.lock:
+        led.stats.unverifiable += 1
+        led.findings.append(Finding(
+            "unverifiable", qualname_of(cls), "<class>", f"{type(exc).__name__}: {exc}", "not checked", site,
+            "loads", led.test, "", "info", "an aliascheck bug: please report it with this class", stack,
+        ))
