@@ -261,7 +261,7 @@ class Ledger:
     def _held_elsewhere(self, rec: Record, local_refs: int) -> bool:
         owner = rec.owner()
         owner_refs = probe.references_from(owner, rec.obj) if owner is not None else 0
-        # getrefcount's argument, the record's own reference, the caller's, the owner's.
+        # Less the record's own reference, the caller's locals and the owner's attributes.
         return probe.refcount(rec.obj) - 1 - local_refs - owner_refs > 0
 
     def _judge(self, rec: Record, fp: Fingerprint, check: str) -> bool:
@@ -298,7 +298,8 @@ class Ledger:
     def _nested_owners(self, rec: Record) -> list[tuple[str, str, str]]:
         if not rec.nested:
             return []
-        ids = {i: (o, lbl) for i, o, lbl in rec.nested}
+        # Modules hand one destination dict down to their children: that is the outer owner's.
+        ids = {i: (o, lbl) for i, o, lbl in rec.nested if i != id(rec.obj)}
         found = [(path, *ids[id(part)]) for path, part in probe.parts(rec.obj, "", 8, False) if id(part) in ids]
         return sorted(found, key=lambda e: -len(e[0]))
 

@@ -16,23 +16,30 @@ _MUTABLE = (dict, list, set, bytearray)
 _SKIP_MODULES = ("threading", "queue", "_thread", "multiprocessing", "torch.multiprocessing", "concurrent")
 
 
-_trusted: list[str] = []
+_trusted: list[Any] = []
 
 
-def trust(prefix: str) -> Any:
-    """Skip the alias probe for owners from modules under *prefix*; returns the undo.
+def trust(owner: str | type) -> Any:
+    """Skip the alias probe for owners from a module prefix, or of a type; returns the undo.
 
-    A framework's own nodes keep the snapshots they deliver (torchdata's mapper
-    returns its stored ``_snapshot``): that sharing is by design, and probing it
-    would warn on every correct pipeline. Their sources are still probed.
+    A framework's own objects keep or share state by design: torchdata's mapper
+    returns its stored ``_snapshot``, ``nn.Module.state_dict()`` returns live
+    parameters (documented). Probing them would warn on every correct program;
+    a *change* of what they handed over is still a finding.
     """
-    _trusted.append(prefix)
-    return lambda: _trusted.remove(prefix)
+    _trusted.append(owner)
+    return lambda: _trusted.remove(owner)
 
 
 def trusted(owner_type: type) -> bool:
     module = owner_type.__module__ or ""
-    return any(module == p or module.startswith(p + ".") for p in _trusted)
+    for t in _trusted:
+        if isinstance(t, str):
+            if module == t or module.startswith(t + "."):
+                return True
+        elif issubclass(owner_type, t):
+            return True
+    return False
 
 
 def is_mutable(obj: Any) -> bool:
@@ -115,4 +122,5 @@ def references_from(owner: Any, obj: Any) -> int:
 
 
 def refcount(obj: Any) -> int:
-    return sys.getrefcount(obj) - 1  # less the argument's own reference
+    """References to *obj* held by the caller and everyone else (not by this call itself)."""
+    return sys.getrefcount(obj) - 2  # less getrefcount's argument and this function's parameter

@@ -1,0 +1,253 @@
+"""The ledger's judgement: what is held, what changed, who is to blame."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from aliascheck import ledger as ledger_mod
+from aliascheck.config import Options
+from aliascheck.instrument import instrument, patch
+from aliascheck.ledger import Ledger, Settings
+from aliascheck.probe import aliases, parts, references_from, refcount, trust, trusted
+from aliascheck.session import Session
+
+
+class Counter:
+    """A stateful object in the Stateful protocol, aliasing or not."""
+
+    def __init__(self, copy: bool) -> None:
+        self.state = {"n": 0, "seen": []}
+        self.copy = copy
+
+    def step(self) -> None:
+        self.state["n"] += 1
+        self.state["seen"].append(self.state["n"])
+
+    def state_dict(self) -> dict:
+        if self.copy:
+            return {"n": self.state["n"], "seen": list(self.state["seen"])}
+        return self.state
+
+    def load_state_dict(self, sd: dict) -> None:
+        self.state = sd  # keeps the caller's dict: the other direction of the bug
+
+
+class Outer:
+    def __init__(self, inner: Counter) -> None:
+        self.inner = inner
+
+    def state_dict(self) -> dict:
+        return {"inner": self.inner.state_dict(), "k": 1}
+
+
+@pytest.fixture
+def session():
+    undo = [instrument(Counter), instrument(Outer)]
+    s = Session(Options(enabled=True))
+    s.start()
+    s.begin_test("t")
+    yield s
+    s.stop()
+    for u in undo:
+        u()
+
+
+def errors(found):
+    return [(f.kind, f.path, f.before, f.after, f.check) for f in found if f.severity == "error"]
+
+
+def test_a_kept_live_snapshot_that_changes_is_flagged(session):
+    c = Counter(copy=False)
+    kept = [c.state_dict()]
+    c.step()
+    found = session.end_test(0)
+    assert errors(found) == [
+        ("mutation", "['n']", "0", "1", "teardown"),
+        ("mutation", "['seen'][0]", "<missing>", "1", "teardown"),
+    ]
+    assert found[0].owner == f"{__name__}.Counter" and found[0].label == "Counter#1"
+    assert kept
+
+
+def test_a_dropped_snapshot_is_not_judged(session):
+    c = Counter(copy=False)
+    c.state_dict()  # handed over and dropped at once: the canonical fix's shape
+    c.step()
+    assert errors(session.end_test(0)) == []
+
+
+def test_a_copy_is_clean(session):
+    c = Counter(copy=True)
+    kept = c.state_dict()
+    c.step()
+    assert errors(session.end_test(0)) == [] and kept["n"] == 0
+
+
+def test_the_same_live_object_handed_over_again_while_kept_is_caught_at_once(session):
+    c = Counter(copy=False)
+    keeper = [c.state_dict()]
+    c.step()
+    c.state_dict()
+    assert [f.check for f in session.ledger.findings] == ["handover", "handover"]
+    assert keeper
+
+
+def test_the_alias_probe_names_both_paths_and_is_a_warning_until_a_change(session):
+    c = Counter(copy=False)
+    kept = c.state_dict()
+    found = session.end_test(0)
+    assert [(f.kind, f.path, f.before, f.severity) for f in found] == [
+        ("alias", "<root>", "Counter#1.state", "warning")
+    ]
+    assert kept is c.state
+
+
+def test_strict_mode_makes_an_alias_an_error():
+    led = Ledger(Settings(strict=True))
+    led.begin("t")
+    c = Counter(copy=False)
+    led.handover(c.state_dict(), c, "state_dict", local_refs=1)
+    assert [f.severity for f in led.drain()] == ["error"]
+
+
+def test_nested_state_dicts_are_one_handover_blamed_on_the_inner_owner(session):
+    outer = Outer(Counter(copy=False))
+    kept = outer.state_dict()
+    outer.inner.step()
+    found = errors(session.end_test(0))
+    assert session.stats.handovers == 1
+    assert [p for _, p, *_ in found] == ["['inner']['n']", "['inner']['seen'][0]"]
+    assert kept
+
+
+def test_the_inner_owner_is_named_for_a_nested_change(session):
+    outer = Outer(Counter(copy=False))
+    kept = outer.state_dict()
+    outer.inner.step()
+    found = [f for f in session.end_test(0) if f.kind == "mutation"]
+    assert {(f.owner, f.label) for f in found} == {(f"{__name__}.Counter", "Counter#1")}
+    assert kept
+
+
+def test_reentry_checks_what_comes_back_and_then_watches_it(session):
+    c = Counter(copy=False)
+    sd = c.state_dict()
+    c.step()
+    other = Counter(copy=True)
+    other.load_state_dict(sd)
+    assert [f.check for f in session.ledger.findings] == ["reentry", "reentry"]
+    session.ledger.findings.clear()
+    fresh = {"n": 5, "seen": []}
+    other.load_state_dict(fresh)
+    other.step()  # writes into the caller's dict it kept
+    found = errors(session.end_test(0))
+    assert ("mutation", "['n']", "5", "6", "teardown") in found
+
+
+def test_ignore_patterns_match_paths_and_owner_paths():
+    led = Ledger(Settings(ignore=("*['seen']*",)))
+    led.begin("t", ignore=(f"{__name__}.Counter:['n']",))
+    c = Counter(copy=False)
+    keep = [c.state_dict()]
+    led.handover(keep[0], c, "state_dict", local_refs=0)
+    c.step()
+    led.verify_all("teardown")
+    assert [f for f in led.drain() if f.kind == "mutation"] == []
+
+
+def test_unverifiable_parts_are_reported_once_as_info():
+    led = Ledger()
+    led.begin("t")
+    for _ in range(2):
+        led.handover({"lock": threading.Lock()}, "cache", "watch", local_refs=0)
+    found = led.drain()
+    assert [(f.kind, f.path, f.severity) for f in found] == [("unverifiable", "['lock']", "info")]
+    assert led.stats.unverifiable == 2
+
+
+def test_nothing_is_recorded_when_not_recording_or_in_another_process():
+    led = Ledger()
+    led.handover({"a": 1}, "x", "watch")
+    assert led.records == {}
+    led.begin("t")
+    led.pid = -1
+    led.handover({"a": 1}, "x", "watch")
+    assert led.records == {}
+
+
+def test_refcount_counts_only_the_callers_references():
+    obj: dict = {}
+    assert refcount(obj) == 1
+    held = [obj]
+    assert refcount(obj) == 2 and held
+
+
+def test_references_from_counts_direct_and_one_container_deep():
+    c = Counter(copy=False)
+    c.extra = [c.state]
+    assert references_from(c, c.state) == 2
+    assert references_from(object(), c.state) == 0
+
+
+def test_probe_walks_are_bounded_and_aliases_keep_the_outermost():
+    c = Counter(copy=False)
+    snap = {"a": c.state, "b": {"c": c.state["seen"]}}
+    assert aliases(snap, c, "C") == [("['a']", "C.state"), ("['b']['c']", "C.state['seen']")]
+    deep = [[[[[1]]]]]
+    assert len(list(parts(deep, "", 2, False))) == 3
+
+
+def test_trust_by_module_or_type():
+    undo = trust(Counter)
+    try:
+        assert trusted(Counter) and not trusted(Outer)
+    finally:
+        undo()
+    undo = trust(__name__)
+    try:
+        assert trusted(Outer)
+    finally:
+        undo()
+    assert not trusted(Outer)
+
+
+def test_patches_nest_and_the_last_undo_restores():
+    class K:
+        def state_dict(self):
+            return {}
+
+    original = K.__dict__["state_dict"]
+    first = instrument(K)
+    second = instrument(K)
+    assert K.__dict__["state_dict"] is not original
+    first()
+    first()  # an undo runs once
+    assert K.__dict__["state_dict"] is not original
+    second()
+    assert K.__dict__["state_dict"] is original
+    undo = patch(K, "state_dict", lambda f: f)
+    undo()
+
+
+def test_the_ledger_stack_refuses_to_pop_what_is_not_its_top():
+    a, b = Ledger(), Ledger()
+    ledger_mod.push(a)
+    ledger_mod.push(b)
+    with pytest.raises(RuntimeError, match="out of order"):
+        ledger_mod.pop(a)
+    ledger_mod.pop(b)
+    ledger_mod.pop(a)
+
+
+def test_handovers_in_worker_threads_land_in_the_ledger(session):
+    c = Counter(copy=False)
+    keep = []
+    t = threading.Thread(target=lambda: keep.append(c.state_dict()))
+    t.start()
+    t.join()
+    c.step()
+    found = session.end_test(0)
+    assert {f.thread for f in found if f.kind == "mutation"} == {t.name}
+    assert keep

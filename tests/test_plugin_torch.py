@@ -1,0 +1,76 @@
+"""The torch adapter: changes of kept state dicts, never the documented sharing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+TRAINING = """
+import copy
+import torch
+
+
+def make():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    return model, torch.optim.Adam(model.parameters(), lr=0.01)
+
+
+def train(model, opt, steps=3):
+    for _ in range(steps):
+        loss = model(torch.ones(5, 4)).pow(2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def test_ordinary_training_with_checkpoints(tmp_path):
+    model, opt = make()
+    for epoch in range(2):
+        train(model, opt)
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict()}, tmp_path / f"{epoch}.pt")
+    best = copy.deepcopy(model.state_dict())
+    train(model, opt)
+    model.load_state_dict(best)
+    ckpt = torch.load(tmp_path / "1.pt")
+    opt.load_state_dict(copy.deepcopy(ckpt["opt"]))
+    model.load_state_dict(ckpt["model"])
+
+
+def test_best_is_the_live_parameters():
+    model, opt = make()
+    train(model, opt)
+    best = model.state_dict()  # the live tensors, not a copy (pytorch/pytorch#34765)
+    train(model, opt)
+    model.load_state_dict(best)
+
+
+def test_kept_optimizer_state_moves_on():
+    model, opt = make()
+    train(model, opt)
+    saved = opt.state_dict()
+    train(model, opt)
+    opt.load_state_dict(saved)
+"""
+
+
+def test_training_is_clean_and_kept_live_state_is_flagged(pytester):
+    pytester.makepyfile(test_train=TRAINING)
+    result = pytester.runpytest("--aliascheck", "--aliascheck-report=r.json", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=2)
+    findings = json.loads((pytester.path / "r.json").read_text())["findings"]
+    by_test = {}
+    for f in findings:
+        by_test.setdefault(f["test"].split("::")[1], []).append(f)
+    assert "test_ordinary_training_with_checkpoints" not in by_test
+    best = by_test["test_best_is_the_live_parameters"]
+    assert {f["path"] for f in best} == {"['0.weight']", "['0.bias']", "['2.weight']", "['2.bias']"}
+    assert {f["check"] for f in best} == {"reentry"}
+    assert all(f["after"].startswith("tensor bytes changed") for f in best)
+    kept = by_test["test_kept_optimizer_state_moves_on"]
+    assert {f["owner"] for f in kept} == {"torch.optim.adam.Adam"}
+    assert any(f["path"].startswith("['state'][0]['exp_avg']") for f in kept)
+    result.stdout.fnmatch_lines(["*owner:    torch.nn.modules.container.Sequential (Sequential#1)*"])
