@@ -10,7 +10,7 @@ from aliascheck import ledger as ledger_mod
 from aliascheck.config import Options
 from aliascheck.instrument import instrument, patch
 from aliascheck.ledger import Ledger, Settings
-from aliascheck.probe import aliases, parts, references_from, refcount, trust, trusted
+from aliascheck.probe import aliases, parts, refcount, references_from, trust, trusted
 from aliascheck.session import Session
 
 
