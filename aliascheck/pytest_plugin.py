@@ -72,6 +72,16 @@ class SessionPlugin:
         self.session = session
         self.config = config
 
+    def pytest_collection_finish(self) -> None:
+        # After collection the test modules' imports are done: install what applies
+        # now, so a bad aliascheck_stateful entry is one usage error, not N test errors.
+        from .errors import UsageError
+
+        try:
+            self.session.adapters.refresh()
+        except UsageError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, Any]:
         marker = item.get_closest_marker("aliascheck")
