@@ -72,9 +72,44 @@ def select_roots(candidates: Iterable[Any]) -> list[Any]:
     so only outermost nodes are stepped.
     """
     nodes = list(candidates)
+    if len(nodes) < 2:
+        return nodes
     inner: set[int] = set()
     for node in nodes:
-        for _, part in probe.parts(node, "", 4, True):
-            if part is not node:
-                inner.add(id(part))
+        inner |= _reachable(node) - {id(node)}
     return [n for n in nodes if id(n) not in inner]
+
+
+def _reachable(root: Any, depth: int = 6) -> set[int]:
+    """Ids of the objects a node graph reaches through attributes and small containers.
+
+    Only objects and containers of up to 32 entries are followed: a node graph is
+    a few ``source``/``root``/``_it`` attributes, not the items in its buffers.
+    """
+    seen: set[int] = set()
+    frontier = [root]
+    for _ in range(depth):
+        following = []
+        for obj in frontier:
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            for value in _attributes(obj):
+                if isinstance(value, (list, tuple)) and len(value) <= 32:
+                    following.extend(value)
+                elif isinstance(value, dict) and len(value) <= 32:
+                    following.extend(value.values())
+                elif probe.is_plain_object(value):
+                    following.append(value)
+        frontier = following
+    return seen
+
+
+def _attributes(obj: Any) -> list[Any]:
+    module = type(obj).__module__ or ""
+    if module.startswith(probe.SKIP_MODULES):
+        return []
+    try:
+        return list(vars(obj).values())
+    except TypeError:
+        return []

@@ -12,8 +12,9 @@ with its fingerprint. Later checks compare the object as it is now:
 
 Only what someone other than the owner and the ledger still holds is judged
 (the canonical fix ``copy.deepcopy(model.state_dict())`` drops the handed-over
-dict at once). What was *loaded* into a node is judged whoever holds it: a node
-must not write into the caller's checkpoint.
+dict at once). What was *loaded* into a node, and what the user asked to
+``watch``, is judged whoever holds it: a node must not write into the caller's
+checkpoint, and a watched object was named on purpose.
 
 Worker threads only append to the ledger; the pytest plugin drains it in the
 test's own thread, so findings land on the test that caused them.
@@ -48,15 +49,15 @@ class Settings:
 
 
 class Record:
-    __slots__ = ("handover", "obj", "fp", "owner", "nested", "loaded", "flagged", "aliases")
+    __slots__ = ("handover", "obj", "fp", "owner", "nested", "always", "flagged", "aliases")
 
-    def __init__(self, handover: Handover, obj: Any, fp: Fingerprint, owner: Any, loaded: bool) -> None:
+    def __init__(self, handover: Handover, obj: Any, fp: Fingerprint, owner: Any, always: bool) -> None:
         self.handover = handover
         self.obj = obj
         self.fp = fp
         self.owner = _weak(owner)
         self.nested: list[tuple[int, str, str]] = []  # (id, owner type, label) of inner state_dicts
-        self.loaded = loaded
+        self.always = always  # judged whoever holds it (loaded, watched)
         self.flagged = False
         self.aliases: list[tuple[str, str]] = []
 
@@ -173,7 +174,9 @@ class Ledger:
             return False
         return born != self.test
 
-    def handover(self, obj: Any, owner: Any, kind: str, nested: list | None = None, local_refs: int = 2) -> None:
+    def handover(
+        self, obj: Any, owner: Any, kind: str, nested: list | None = None, local_refs: int = 2, always: bool = False
+    ) -> None:
         """Record *obj* as handed over by *owner*. *local_refs*: the caller's references to it."""
         if not self.recording or os.getpid() != self.pid or obj is None or self._stale(owner):
             return
@@ -192,7 +195,7 @@ class Ledger:
             label = owner if isinstance(owner, str) else self.label(owner)
             rec = Record(
                 Handover(owner_name, label, kind, site, stack, threading.current_thread().name, self.test),
-                obj, fp, owner, loaded=False,
+                obj, fp, owner, always=always,
             )
             if nested:
                 rec.nested = nested
@@ -228,12 +231,12 @@ class Ledger:
             rec = Record(
                 Handover(qualname_of(type(node)), self.label(node), kind, site, stack,
                          threading.current_thread().name, self.test),
-                state, fingerprint(state), node, loaded=True,
+                state, fingerprint(state), node, always=True,
             )
             self.records[id(state)] = rec
 
     def watch(self, obj: Any, owner: Any, kind: str = "watch") -> None:
-        self.handover(obj, owner, kind, local_refs=1)
+        self.handover(obj, owner, kind, local_refs=1, always=True)
 
     # -- checks ----------------------------------------------------------
     def verify(self, obj: Any, check: str) -> bool:
@@ -250,7 +253,7 @@ class Ledger:
         with self.lock:
             records = list(self.records.values())
         for rec in records:
-            if rec.flagged or not (rec.loaded or self._held_elsewhere(rec, 0)):
+            if rec.flagged or not (rec.always or self._held_elsewhere(rec, 0)):
                 continue
             fp = fingerprint(rec.obj)
             with self.lock:

@@ -8,12 +8,13 @@ risk at handover, with both paths, so a later mutation finding can say *why*.
 from __future__ import annotations
 
 import sys
+import types
 from collections.abc import Iterator
 from typing import Any
 
 _CONTAINERS = (dict, list, tuple, set, frozenset)
 _MUTABLE = (dict, list, set, bytearray)
-_SKIP_MODULES = ("threading", "queue", "_thread", "multiprocessing", "torch.multiprocessing", "concurrent")
+SKIP_MODULES = ("threading", "queue", "_thread", "multiprocessing", "torch.multiprocessing", "concurrent")
 
 
 _trusted: list[Any] = []
@@ -42,13 +43,21 @@ def trusted(owner_type: type) -> bool:
     return False
 
 
+_NOT_PLAIN = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
+
+
+def is_plain_object(obj: Any) -> bool:
+    """An instance with attributes worth following (not a module, class or function)."""
+    return hasattr(obj, "__dict__") and not isinstance(obj, _NOT_PLAIN)
+
+
 def is_mutable(obj: Any) -> bool:
     if isinstance(obj, _MUTABLE):
         return True
     module = type(obj).__module__ or ""
     if module.startswith(("numpy", "torch")):
         return hasattr(obj, "shape") and hasattr(obj, "dtype")
-    return hasattr(obj, "__dict__") and not isinstance(obj, type) and not callable(obj)
+    return is_plain_object(obj) and not callable(obj)
 
 
 def parts(obj: Any, path: str, depth: int, walk_objects: bool) -> Iterator[tuple[str, Any]]:
@@ -72,9 +81,9 @@ def _children(node: Any, where: str, walk_objects: bool) -> list[tuple[str, Any]
         return [(f"{where}[{k!r}]", v) for k, v in list(node.items())]
     if isinstance(node, (list, tuple)):
         return [(f"{where}[{i}]", v) for i, v in enumerate(node)]
-    if walk_objects and hasattr(node, "__dict__") and not isinstance(node, type):
+    if walk_objects and is_plain_object(node):
         module = type(node).__module__ or ""
-        if module.startswith(_SKIP_MODULES):
+        if module.startswith(SKIP_MODULES):
             return []
         try:
             attrs = dict(vars(node))
