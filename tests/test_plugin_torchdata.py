@@ -188,3 +188,29 @@ def test_hypothesis_tests_run_clean(pytester):
     pytester.makepyfile(seed_source=SOURCE, test_hyp=HYPOTHESIS)
     result = pytester.runpytest("--aliascheck", "-p", "no:cacheprovider", "--timeout=60")
     result.assert_outcomes(passed=1)
+
+
+MAPPER = """
+import pytest
+from torchdata.nodes import ParallelMapper
+from seed_source import MutableSource
+
+
+@pytest.mark.parametrize("run", range(20))
+@pytest.mark.parametrize("copy", [False, True])
+def test_parallel_mapper_resume(run, copy):
+    node = ParallelMapper(MutableSource(40, copy=copy), map_fn=lambda x: x, num_workers=2, method="thread")
+    next(node)
+    state = node.state_dict()
+    again = ParallelMapper(MutableSource(40, copy=copy), map_fn=lambda x: x, num_workers=2, method="thread")
+    again.reset(state)
+    next(again)
+"""
+
+
+def test_parallel_mapper_threads_inherit_the_bug_and_are_flagged_every_run(pytester):
+    pytester.makepyfile(seed_source=SOURCE, test_mapper=MAPPER)
+    result = pytester.runpytest("--aliascheck", "--aliascheck-report=report.json", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=20, passed=20)
+    flagged = {f["test"] for f in report(pytester)["findings"] if f["severity"] == "error"}
+    assert flagged == {f"test_mapper.py::test_parallel_mapper_resume[False-{i}]" for i in range(20)}
