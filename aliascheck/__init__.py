@@ -17,7 +17,7 @@ _LAZY = {
     "register_handler": "aliascheck.fingerprint",
     "diff": "aliascheck.diff",
     "Change": "aliascheck.diff",
-    "isolate": "aliascheck.isolate",
+    "isolate": "aliascheck.isolation",
 }
 
 __all__ = ["__version__", *_LAZY]
