@@ -1,26 +1,274 @@
-"""The ``aliascheck`` command line."""
+"""The ``aliascheck`` command line.
+
+Each subcommand is one ``add_<name>(subparsers)`` function in ``SUBCOMMANDS``
+that registers its parser and sets ``run`` to the function doing the work;
+``main`` maps what that raises to an :class:`ExitCode`. The heavy parts (the
+session, torch via the user's module, Hypothesis) load only when a subcommand
+runs, so ``aliascheck --help`` stays fast.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+import traceback
+from collections.abc import Callable
+from enum import IntEnum
+from typing import IO, TYPE_CHECKING, Any
 
 from . import __version__
 
+if TYPE_CHECKING:
+    from .check import Outcome, Schedule, Target
+    from .findings import Finding
 
+
+class ExitCode(IntEnum):
+    OK = 0
+    FINDINGS = 1  # findings, or the code under check raised (its traceback is shown)
+    USAGE_ERROR = 2
+    INTERNAL_ERROR = 3
+
+
+# -- aliascheck check -------------------------------------------------------
+def add_check(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "check", help="check a node factory for snapshot aliasing and resume errors (the CI gate)",
+        description="Build fresh nodes with MODULE:FACTORY, hand their state over at several steps, step them on, "
+                    "re-verify every snapshot and restore fresh nodes from each one. Exit 0 clean, 1 findings, "
+                    "2 usage error, 3 internal error.",
+    )
+    parser.add_argument("target", metavar="MODULE:FACTORY",
+                        help="a callable returning a fresh torchdata node, Loader or Stateful iterator")
+    parser.add_argument("--format", choices=tuple(FORMATS), default="text",
+                        help="text (default), json, or github (workflow annotations)")
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument("--explore", metavar="N", type=_positive, default=None,
+                     help="search N schedules with Hypothesis and shrink a failure to the smallest")
+    how.add_argument("--schedule", metavar="SPEC", default=None,
+                     help='run one schedule, as the explore report prints it: "snap=0,2 ahead=3 prefetch_factor=1"')
+    parser.add_argument("--steps", type=int, default=4,
+                        help="items stepped past the last snapshot in the default schedules (default 4)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds one stepping may take (default 30)")
+    parser.add_argument("--strict", action="store_true", help="treat aliases that did not change as findings too")
+    parser.add_argument("--ignore", action="append", default=[], metavar="PATTERN",
+                        help="never report paths matching PATTERN (fnmatch; 'Owner:path' or path); repeatable")
+    parser.add_argument("--report", metavar="PATH", default=None, help="also write the JSON report to PATH")
+    parser.set_defaults(run=run_check)
+
+
+def run_check(args: argparse.Namespace) -> ExitCode:
+    from . import check
+    from .config import Options
+
+    options = Options(enabled=True, steps=args.steps, strict=args.strict, ignore=tuple(args.ignore),
+                      step_timeout=args.timeout)
+    with check.cwd_importable():
+        target = check.load(args.target)
+        if args.explore is not None:
+            outcome = check.explore(target, options, args.explore)
+        else:
+            plan = ([check.Schedule.parse(args.schedule, target.knobs)] if args.schedule
+                    else check.default_schedules(target, options.steps))
+            outcome = check.check(target, options, plan)
+    FORMATS[args.format](outcome, sys.stdout)
+    if args.report:
+        with open(args.report, "w") as out:
+            json.dump(payload(outcome), out, indent=2)
+            out.write("\n")
+    return ExitCode.FINDINGS if outcome.errors else ExitCode.OK
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+# -- output formats ---------------------------------------------------------
+def summary(outcome: Outcome) -> list[str]:
+    stats = outcome.stats
+    errors, warnings = len(outcome.errors), sum(f.severity == "warning" for f in outcome.findings)
+    ran, failing = len(set(outcome.ran)), len(set(outcome.failing))
+    lines = [
+        f"aliascheck check {outcome.target.spec}: {'explored ' if outcome.explored else ''}{_n(ran, 'schedule')}, "
+        f"{failing} with findings; {stats.handovers} handovers recorded, {stats.checked} checked; "
+        f"{_n(errors, 'finding')}, {_n(warnings, 'warning')}",
+    ]
+    if outcome.minimal is not None:
+        lines.append(f"aliascheck: minimal failing schedule: {outcome.minimal}")
+    elif outcome.failing:
+        lines.append(f"aliascheck: first failing schedule: {outcome.failing[0]}")
+    return lines
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def text(outcome: Outcome, out: IO[str]) -> None:
+    from .report import render
+
+    shown = [f for f in outcome.findings if f.severity != "info"]
+    if shown:
+        print(render(shown) + "\n", file=out)
+    print("\n".join(summary(outcome)), file=out)
+    if outcome.minimal is not None:
+        print("\n" + _snippet(outcome), file=out, end="")
+
+
+def payload(outcome: Outcome) -> dict[str, Any]:
+    from .jsonreport import payload as base
+
+    data = base(outcome.stats, outcome.findings)
+    data.update(
+        target=outcome.target.spec,
+        schedules=list(dict.fromkeys(str(s) for s in outcome.ran)),
+        failing=list(dict.fromkeys(str(s) for s in outcome.failing)),
+        minimal=None if outcome.minimal is None else str(outcome.minimal),
+        snippet=None if outcome.minimal is None else _snippet(outcome),
+    )
+    return data
+
+
+def jsonformat(outcome: Outcome, out: IO[str]) -> None:
+    json.dump(payload(outcome), out, indent=2)
+    out.write("\n")
+
+
+def github(outcome: Outcome, out: IO[str]) -> None:
+    """One workflow annotation per finding, at the handover site if it is in the checkout, else the factory."""
+    from .report import render
+
+    levels = {"error": "error", "warning": "warning"}
+    for f in outcome.findings:
+        file, line = _location(f, outcome.target)
+        where = f"file={_property(file)},line={line}," if file else ""
+        title = _property(f"aliascheck {f.kind}")
+        print(f"::{levels.get(f.severity, 'notice')} {where}title={title}::{_data(render([f]))}", file=out)
+    print("\n".join(summary(outcome)), file=out)
+    if outcome.minimal is not None:
+        print("\n" + _snippet(outcome), file=out, end="")
+
+
+def _location(finding: Finding, target: Target) -> tuple[str, int]:
+    path, _, line = finding.handover.rpartition(":")
+    if path and line.isdigit() and not os.path.isabs(path) and os.path.isfile(path):
+        return path, int(line)
+    return target.file, target.line
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _snippet(outcome: Outcome) -> str:
+    assert outcome.minimal is not None
+    return snippet(outcome.target, outcome.minimal)
+
+
+# -- the reproducer explore prints ------------------------------------------
+SNIPPET = '''\
+# aliascheck: the minimal failing schedule for {spec}
+# rerun it:  aliascheck check {spec} --schedule "{schedule}"
+from itertools import islice
+
+import pytest
+
+from aliascheck.check import shutdown
+from aliascheck.diff import show
+from aliascheck.fingerprint import fingerprint
+from {module} import {head}
+
+
+@pytest.fixture
+def build():
+    built = []
+    yield lambda: built.append({name}({args})) or built[-1]
+    for node in built:
+        shutdown(node)  # torchdata joins its worker threads only in __del__
+
+
+def test_{test}_resumes(aliascheck, build):
+    node = build()
+{start}    kept, items = {{}}, []
+    for step in range({length}):
+        if step in {snaps}:
+            kept[step] = node.state_dict()
+        items.append(fingerprint(next({it})))
+    aliascheck.check_node(node, steps=0)  # re-verify the kept snapshots now: findings fail the test
+    for step, state in kept.items():
+        fresh = build()
+        fresh.{restore}(state)
+        again = [fingerprint(x) for x in islice({fresh}, len(items) - step)]
+        shown = [[show(fp.shadow()) for fp in fps] for fps in (again, items[step:])]
+        assert again == items[step:], f"restored from the snapshot after {{step}} items: {{shown[0]}} != {{shown[1]}}"
+'''
+
+
+def snippet(target: Target, schedule: Schedule) -> str:
+    """A pytest test that replays *schedule* with plain calls (and the ``aliascheck`` fixture)."""
+    module, _, name = target.spec.partition(":")
+    steps_itself = target.style.steps_itself
+    return SNIPPET.format(
+        spec=target.spec, schedule=schedule, module=module, head=name.split(".")[0], name=name,
+        test=name.replace(".", "_"), args=", ".join(f"{k}={v}" for k, v in schedule.knobs),
+        start="" if steps_itself else "    it = iter(node)\n", it="node" if steps_itself else "it",
+        length=schedule.snaps[-1] + schedule.ahead, snaps=schedule.snaps, restore=target.style.restore,
+        fresh="fresh" if steps_itself else "iter(fresh)",
+    )
+
+
+FORMATS: dict[str, Callable[[Outcome, IO[str]], None]] = {"text": text, "json": jsonformat, "github": github}
+
+# One entry per subcommand; ``aliascheck corpus`` adds its own add_corpus here.
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (add_check,)
+
+
+# -- the entry point ----------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="aliascheck",
         description="Find handed-over state (state_dict(), pickled classes) that silently changes afterwards.",
     )
     parser.add_argument("--version", action="version", version=f"aliascheck {__version__}")
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in SUBCOMMANDS:
+        add(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a bad flag (argparse has said why)
+        return exc.code if isinstance(exc.code, int) else ExitCode.USAGE_ERROR
     if args.command is None:
         parser.print_help(sys.stdout)
-    return 0
+        return ExitCode.OK
+    from .errors import HarnessError, UsageError
+
+    name = f"aliascheck {args.command}"
+    try:
+        return int(args.run(args))
+    except UsageError as exc:
+        print(f"{name}: error: {exc}", file=sys.stderr)
+        return ExitCode.USAGE_ERROR
+    except HarnessError as exc:  # the code under check raised (or hung): its traceback, then what we were doing
+        if exc.__cause__ is not None:
+            traceback.print_exception(type(exc.__cause__), exc.__cause__, exc.__cause__.__traceback__)
+        print(f"{name}: {exc}", file=sys.stderr)
+        return ExitCode.FINDINGS
+    except Exception:
+        traceback.print_exc()
+        print(f"{name}: internal error: this is a bug in aliascheck {__version__}, "
+              "please report it with the traceback above", file=sys.stderr)
+        return ExitCode.INTERNAL_ERROR

@@ -7,6 +7,8 @@ Each finding kind has a stable slug, explained in README's "Findings" section:
 - ``class-reset``: ``cloudpickle.loads`` overwrote an existing class's attributes.
 - ``unverifiable``: part of a snapshot could not be fingerprinted, so was not checked.
 - ``fresh-class``: a fresh process rebuilds a pickled class differently from the live one.
+- ``resume``: a node restored from a snapshot did not continue the original run
+  (``aliascheck check``'s resume-equivalence check).
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-KINDS = ("mutation", "alias", "class-reset", "unverifiable", "fresh-class")
-CHECKS = ("handover", "delivery", "reentry", "teardown", "harness", "alias-probe", "loads", "fresh-process")
+KINDS = ("mutation", "alias", "class-reset", "unverifiable", "fresh-class", "resume")
+CHECKS = (
+    "handover", "delivery", "reentry", "teardown", "harness", "alias-probe", "loads", "fresh-process", "resume",
+)
 
 HINTS = {
     "mutation": "return a copy from get_state()/state_dict() (or copy where you keep it), not live state",
     "alias": "the snapshot shares live objects with its owner: return a copy from get_state()",
     "class-reset": "load with aliascheck.fixes.cloudpickle.loads(data, existing_classes='keep')",
     "unverifiable": "register a fingerprint handler for this type (aliascheck.register_handler)",
+    "resume": "make reset(state) restore every part of the position get_state() describes",
 }
 
 

@@ -307,13 +307,18 @@ class Ledger:
         return sorted(found, key=lambda e: -len(e[0]))
 
     def _ignored(self, rec: Record, change: Change) -> bool:
+        return self._ignored_path(rec.handover.owner, change.path)
+
+    def _ignored_path(self, owner: str, path: str) -> bool:
         patterns = self.settings.ignore + self.extra_ignore
-        subject = f"{rec.handover.owner}:{change.path}"
-        return any(fnmatch.fnmatchcase(change.path, p) or fnmatch.fnmatchcase(subject, p) for p in patterns)
+        subject = f"{owner}:{path}"
+        return any(_match(path, p) or _match(subject, p) for p in patterns)
 
     def _alias_findings(self, rec: Record) -> None:
         severity = "error" if self.settings.strict else "warning"
         for path, owner_path in rec.aliases:
+            if self._ignored_path(rec.handover.owner, path or "<root>"):
+                continue
             self.findings.append(Finding(
                 "alias", rec.handover.owner, path or "<root>", owner_path, "shared, not changed (yet)",
                 rec.handover.site, "alias-probe", self.test, rec.handover.label, severity, HINTS["alias"],
@@ -333,6 +338,11 @@ class Ledger:
                     rec.handover.site, "handover", self.test, rec.handover.label, "info",
                     HINTS["unverifiable"], rec.handover.stack,
                 ))
+
+
+def _match(text: str, pattern: str) -> bool:
+    """fnmatch with ``*`` and ``?`` only: ``[`` is literal, as in every path we print."""
+    return fnmatch.fnmatchcase(text, pattern.replace("[", "[[]"))
 
 
 def _owner_of(path: str, owners: list[tuple[str, str, str]], handover: Handover) -> tuple[str, str]:

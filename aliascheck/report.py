@@ -14,6 +14,7 @@ TITLES = {
     "class-reset": "cloudpickle.loads reset an existing class",
     "unverifiable": "could not be checked",
     "fresh-class": "a fresh process rebuilds the class differently",
+    "resume": "a node restored from a snapshot did not continue the original run",
 }
 CHECK_TEXT = {
     "handover": "the next handover of the same object",
@@ -24,6 +25,7 @@ CHECK_TEXT = {
     "alias-probe": "the alias probe at handover",
     "loads": "the live class before and after loads",
     "fresh-process": "loading the pickle in a fresh process",
+    "resume": "resume-equivalence: a fresh node restored from the snapshot",
 }
 
 

@@ -17,7 +17,8 @@ _NOISE = (os.path.dirname(os.__file__) + os.sep + "threading.py", f"{os.sep}_pyt
           f"{os.sep}pluggy{os.sep}")
 
 
-def _ours(filename: str) -> bool:
+def is_ours(filename: str) -> bool:
+    """Whether *filename* is aliascheck's own code (the core or a bundled adapter)."""
     return filename.startswith(_OURS)
 
 
@@ -28,7 +29,7 @@ def _noise(filename: str) -> bool:
 def where(skip: int = 2) -> tuple[str, tuple[str, ...]]:
     """(innermost "file:line" outside aliascheck, up to five "file:line in func" frames)."""
     frame = sys._getframe(skip)
-    while frame is not None and _ours(frame.f_code.co_filename):
+    while frame is not None and is_ours(frame.f_code.co_filename):
         frame = frame.f_back
     stack = []
     while frame is not None and len(stack) < _DEPTH:
