@@ -262,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"{name}: error: {exc}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
+    except BrokenPipeError:  # `aliascheck ... | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.OK
     except HarnessError as exc:  # the code under check raised (or hung): its traceback, then what we were doing
         if exc.__cause__ is not None:
             traceback.print_exception(type(exc.__cause__), exc.__cause__, exc.__cause__.__traceback__)
