@@ -34,6 +34,7 @@ from .diff import show
 from .errors import HarnessError, UsageError
 from .findings import Finding
 from .fingerprint import Fingerprint, fingerprint
+from .harness import shutdown
 from .ledger import Stats
 from .session import Session
 from .shadow import qualname_of
@@ -190,26 +191,6 @@ def _user(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 # -- shutting nodes down ----------------------------------------------------
-def shutdown(root: Any) -> None:
-    """Stop and join every worker under *root*, outer nodes first.
-
-    torchdata stops a ``_SingleThreadedMapper``'s (Prefetcher, PinMemory) or a
-    ParallelMapper's threads only in ``__del__`` or the next ``reset()``; its
-    ``_shutdown()`` sets the stop event and joins. Found by duck typing, so a
-    user's node with a ``_shutdown()`` is stopped too.
-    """
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        obj = stack.pop()
-        if id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        if callable(getattr(type(obj), "_shutdown", None)):
-            obj._shutdown()
-        stack.extend(reversed(_pieces(obj)))
-
-
 def shutdown_all(nodes: list[Any]) -> None:
     """:func:`shutdown` each node in a thread of its own, all joined.
 
@@ -231,21 +212,6 @@ def shutdown_all(nodes: list[Any]) -> None:
         thread.join()
     if errors:
         raise _blame("shutting a node down", errors[0])
-
-
-def _pieces(obj: Any) -> list[Any]:
-    try:
-        values = list(vars(obj).values())
-    except TypeError:
-        return []
-    out = []
-    for value in values:
-        for child in value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]:
-            if not isinstance(child, type) and (
-                hasattr(child, "state_dict") or hasattr(child, "get_state") or hasattr(type(child), "_shutdown")
-            ):
-                out.append(child)
-    return out
 
 
 # -- schedules ----------------------------------------------------------------

@@ -113,3 +113,38 @@ def _attributes(obj: Any) -> list[Any]:
         return list(vars(obj).values())
     except TypeError:
         return []
+
+
+def shutdown(root: Any) -> None:
+    """Stop and join every worker under *root*, outer nodes first.
+
+    torchdata stops a ``_SingleThreadedMapper``'s (Prefetcher, PinMemory) or a
+    ParallelMapper's threads only in ``__del__`` or the next ``reset()``; its
+    ``_shutdown()`` sets the stop event and joins. Found by duck typing, so a
+    user's node with a ``_shutdown()`` is stopped too.
+    """
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if callable(getattr(type(obj), "_shutdown", None)):
+            obj._shutdown()
+        stack.extend(reversed(_pieces(obj)))
+
+
+def _pieces(obj: Any) -> list[Any]:
+    try:
+        values = list(vars(obj).values())
+    except TypeError:
+        return []
+    out = []
+    for value in values:
+        for child in value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]:
+            if not isinstance(child, type) and (
+                hasattr(child, "state_dict") or hasattr(child, "get_state") or hasattr(type(child), "_shutdown")
+            ):
+                out.append(child)
+    return out
