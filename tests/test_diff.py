@@ -172,3 +172,20 @@ def test_shadow_streams_round_trip_through_pickle():
 def test_fingerprints_of_common_types_are_stable(value):
     assert fingerprint(value) == fingerprint(value)
     assert fingerprint(value).verifiable
+
+
+def test_attrs_classes_slotted_or_not_by_field():
+    attr = pytest.importorskip("attr")
+
+    @attr.s(slots=True)
+    class Slotted:
+        a = attr.ib()
+        b = attr.ib(factory=list)
+
+    @attr.define
+    class Defined:
+        x: int
+        y: list = attr.Factory(list)
+
+    assert changes(Slotted(1), Slotted(2)) == [".a: 1 -> 2"]
+    assert changes(Defined(1, [1]), Defined(1, [1, 2])) == [".y[1]: <missing> -> 2"]
