@@ -104,9 +104,19 @@ def _ndarray(arr: Any) -> Any:
     return (BufferToken, (kind, arr.dtype.str, tuple(arr.shape), "", digest_bytes(data.reshape(-1).view(np.uint8))))
 
 
+_DTYPES: dict[Any, str] = {}
+
+
 def _tensor(t: Any) -> Any:
     kind = qualname_of(type(t))
-    dtype, shape, device = str(t.dtype).removeprefix("torch."), tuple(t.shape), str(t.device)
+    dtype = _DTYPES.get(t.dtype) or _DTYPES.setdefault(t.dtype, str(t.dtype).removeprefix("torch."))
+    shape = tuple(t.shape)
+    if t.is_cpu and t.is_contiguous() and not t.requires_grad:
+        try:  # the common case, ~3 us instead of ~10: numpy's view of the same bytes
+            return (BufferToken, (kind, dtype, shape, "cpu", digest_bytes(t.numpy())))
+        except (TypeError, RuntimeError):  # bf16, conj/neg bits, sparse, ...: the general path
+            pass
+    device = str(t.device)
     if t.device.type != "cpu" or t.is_meta:
         # Reading these bytes would copy to the host (or is impossible): say so instead.
         return (BufferToken, (kind, dtype, shape, device, None, "content not read on this device"))
