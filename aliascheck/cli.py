@@ -19,6 +19,7 @@ from enum import IntEnum
 from typing import IO, TYPE_CHECKING, Any
 
 from . import __version__
+from .corpus import add_subcommand as add_corpus
 
 if TYPE_CHECKING:
     from .check import Outcome, Schedule, Target
@@ -229,7 +230,7 @@ def snippet(target: Target, schedule: Schedule) -> str:
 FORMATS: dict[str, Callable[[Outcome, IO[str]], None]] = {"text": text, "json": jsonformat, "github": github}
 
 # One entry per subcommand; ``aliascheck corpus`` adds its own add_corpus here.
-SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (add_check,)
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (add_check, add_corpus)
 
 
 # -- the entry point ----------------------------------------------------------

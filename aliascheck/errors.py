@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-import pytest
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .findings import Finding
@@ -31,5 +29,16 @@ class AliasFinding(AssertionError):
         self.findings = list(findings)
 
 
-class AliascheckWarning(pytest.PytestWarning):
-    """A finding in ``--aliascheck-mode=warn``, or a risk that stepping did not turn into a change."""
+def __getattr__(name: str) -> Any:
+    # Built on first use: a PytestWarning subclass needs pytest, which the command
+    # line (aliascheck corpus/check) should not import just to build its parser.
+    if name == "AliascheckWarning":
+        import pytest
+
+        class AliascheckWarning(pytest.PytestWarning):
+            """A finding in ``--aliascheck-mode=warn``, or a risk that stepping did not turn into a change."""
+
+        AliascheckWarning.__module__, AliascheckWarning.__qualname__ = __name__, name
+        globals()[name] = AliascheckWarning
+        return AliascheckWarning
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

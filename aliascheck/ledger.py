@@ -106,6 +106,7 @@ class Ledger:
         self._labels: dict[int, str] = {}
         self._label_counts: Counter = Counter()
         self._reported_opaque: set[tuple[str, str]] = set()
+        self._older_threads: set[int | None] = set()
 
     # -- lifecycle -------------------------------------------------------
     def begin(self, test: str | None, ignore: tuple[str, ...] = ()) -> None:
@@ -117,6 +118,8 @@ class Ledger:
             self._labels.clear()
             self._label_counts.clear()
             self.test_thread = threading.get_ident()
+            # Workers already running belong to earlier tests (or to no test at all).
+            self._older_threads = {t.ident for t in threading.enumerate()} - {self.test_thread}
             self.recording = True
 
     def end(self) -> None:
@@ -168,11 +171,14 @@ class Ledger:
             return False
 
     def _stale(self, owner: Any) -> bool:
+        """A handover that belongs to an earlier test: its owner was built then, or it
+        comes from a worker thread that was already running when this test began."""
         try:
-            born = self.born.get(owner, self.test)
-        except TypeError:
-            return False
-        return born != self.test
+            if owner in self.born:
+                return self.born[owner] != self.test
+        except TypeError:  # unhashable or not weakly referenceable: judge by thread alone
+            pass
+        return threading.get_ident() in self._older_threads
 
     def handover(
         self, obj: Any, owner: Any, kind: str, nested: list | None = None, local_refs: int = 2, always: bool = False

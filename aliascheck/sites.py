@@ -17,9 +17,15 @@ _NOISE = (os.path.dirname(os.__file__) + os.sep + "threading.py", f"{os.sep}_pyt
           f"{os.sep}pluggy{os.sep}")
 
 
+_NODES = os.path.join(_OURS[0], "nodes")
+
+
 def is_ours(filename: str) -> bool:
-    """Whether *filename* is aliascheck's own code (the core or a bundled adapter)."""
-    return filename.startswith(_OURS)
+    """Whether *filename* is aliascheck's own machinery (the core or a bundled adapter).
+
+    ``aliascheck/nodes`` is not: a handover inside a fixed node's worker happens there.
+    """
+    return filename.startswith(_OURS) and not filename.startswith(_NODES)
 
 
 def _noise(filename: str) -> bool:
