@@ -91,6 +91,7 @@ class Ledger:
         self.pid = os.getpid()
         self.lock = threading.RLock()
         self.records: dict[int, Record] = {}
+        self.buffers: dict[int, Record] = {}  # id of a tensor/array -> the record it was last handed over in
         self.findings: deque[Finding] = deque()
         self.stats = Stats()
         self.test: str | None = None
@@ -112,6 +113,7 @@ class Ledger:
     def begin(self, test: str | None, ignore: tuple[str, ...] = ()) -> None:
         with self.lock:
             self.records.clear()
+            self.buffers.clear()
             self.roots.clear()
             self.test, self.extra_ignore = test, ignore
             self._probed.clear()
@@ -127,6 +129,7 @@ class Ledger:
             self.recording = False
             self.owning = False
             self.records.clear()
+            self.buffers.clear()
             self.roots.clear()
 
     def drain(self) -> list[Finding]:
@@ -207,6 +210,8 @@ class Ledger:
                 rec.nested = nested
             self.records[id(obj)] = rec
             self._note_unverifiable(rec)
+            if fp.detail is not None and b"BufferToken" in fp.detail:
+                self._index_buffers(rec)
         if (
             self.settings.probe_aliases
             and (owner_type, kind, site) not in self._probed
@@ -229,7 +234,8 @@ class Ledger:
         if not self.recording or os.getpid() != self.pid or state is None:
             return
         for _, part in probe.parts(state, "", 6, False):
-            self.verify(part, "reentry")
+            if not self.verify(part, "reentry") and part is not state:
+                self._verify_buffer(part)
         with self.lock:
             if id(state) in self.records:
                 return
@@ -240,6 +246,27 @@ class Ledger:
                 state, fingerprint(state), node, always=True,
             )
             self.records[id(state)] = rec
+
+    def _index_buffers(self, rec: Record) -> None:
+        """Remember which record each tensor/array of a snapshot was last handed over in.
+
+        ``best = model.state_dict().copy()`` is a new dict of the same live tensors: the
+        dict that was handed over is dropped, the tensors come back inside the copy.
+        """
+        for path, part in probe.parts(rec.obj, "", 6, False):
+            if path and probe.is_buffer(part):
+                self.buffers[id(part)] = rec
+
+    def _verify_buffer(self, part: Any) -> None:
+        """A tensor coming back inside another container: re-judge the snapshot it left in."""
+        rec = self.buffers.get(id(part)) if probe.is_buffer(part) else None
+        if rec is None or rec.flagged:
+            return
+        fp = fingerprint(rec.obj)  # the record keeps its container, so the tensor is the same one
+        with self.lock:
+            self.stats.checked += 1
+            if fp.digest != rec.fp.digest:
+                self._judge(rec, fp, "reentry")
 
     def watch(self, obj: Any, owner: Any, kind: str = "watch") -> None:
         self.handover(obj, owner, kind, local_refs=1, always=True)

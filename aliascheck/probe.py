@@ -51,12 +51,17 @@ def is_plain_object(obj: Any) -> bool:
     return hasattr(obj, "__dict__") and not isinstance(obj, _NOT_PLAIN)
 
 
+def is_buffer(obj: Any) -> bool:
+    """A numpy array or torch tensor (without importing either)."""
+    module = type(obj).__module__ or ""
+    return module.startswith(("numpy", "torch")) and hasattr(obj, "shape") and hasattr(obj, "dtype")
+
+
 def is_mutable(obj: Any) -> bool:
     if isinstance(obj, _MUTABLE):
         return True
-    module = type(obj).__module__ or ""
-    if module.startswith(("numpy", "torch")):
-        return hasattr(obj, "shape") and hasattr(obj, "dtype")
+    if is_buffer(obj):
+        return True
     return is_plain_object(obj) and not callable(obj)
 
 

@@ -74,3 +74,40 @@ def test_training_is_clean_and_kept_live_state_is_flagged(pytester):
     assert {f["owner"] for f in kept} == {"torch.optim.adam.Adam"}
     assert any(f["path"].startswith("['state'][0]['exp_avg']") for f in kept)
     result.stdout.fnmatch_lines(["*owner:    torch.nn.modules.container.Sequential (Sequential#1)*"])
+
+
+SHALLOW = """
+import torch
+
+
+def test_a_shallow_copy_of_the_live_tensors():
+    model = torch.nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    best = model.state_dict().copy()  # a new dict, the same parameter tensors
+    for _ in range(2):
+        model(torch.ones(2, 3)).sum().backward()
+        opt.step()
+    model.load_state_dict(best)
+
+
+def test_cloned_tensors_are_clean():
+    model = torch.nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    best = {k: v.clone() for k, v in model.state_dict().items()}
+    for _ in range(2):
+        model(torch.ones(2, 3)).sum().backward()
+        opt.step()
+    model.load_state_dict(best)
+"""
+
+
+def test_tensors_are_followed_by_identity_into_a_shallow_copy(pytester):
+    pytester.makepyfile(test_shallow=SHALLOW)
+    result = pytester.runpytest("--aliascheck", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*owner:    torch.nn.modules.linear.Linear (Linear#1)",
+        "*path:     [[]'weight']    Tensor(dtype float32, shape [[]1, 3]) -> tensor bytes changed*",
+        "*seen by:  re-entry (reset/load_state_dict)",
+        "FAILED test_shallow.py::test_a_shallow_copy_of_the_live_tensors*",
+    ])
