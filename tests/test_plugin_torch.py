@@ -6,7 +6,15 @@ import json
 
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
+
+# The first optimizer step imports torch._dynamo and friends. Do it here, before any
+# pytester snapshot of sys.modules: a module dropped after an in-process run and
+# imported again would register its torch operator library twice.
+_p = torch.zeros(1, requires_grad=True)
+_p.sum().backward()
+torch.optim.Adam([_p]).step()
+torch.optim.SGD([_p], lr=0.1).step()
 
 TRAINING = """
 import copy
