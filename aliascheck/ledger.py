@@ -22,9 +22,12 @@ test's own thread, so findings land on the test that caused them.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import gc
 import os
 import threading
+import types
 import weakref
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -138,7 +141,12 @@ class Ledger:
             # A risk is worth a warning only where no change was proven for that owner.
             changed = {f.label for f in self.findings if f.kind == "mutation"}
             for rec in self.records.values():
-                if rec.aliases and not rec.flagged and rec.handover.label not in changed:
+                if (
+                    rec.aliases
+                    and not rec.flagged
+                    and rec.handover.label not in changed
+                    and (rec.always or self._kept(rec))  # a dropped snapshot is no risk
+                ):
                     self._alias_findings(rec)
                     changed.add(rec.handover.label)
                 rec.aliases = []
@@ -223,7 +231,7 @@ class Ledger:
     def _rehandover(self, prev: Record, fp: Fingerprint, local_refs: int) -> None:
         if prev.flagged or prev.fp.digest == fp.digest:
             return
-        if self._held_elsewhere(prev, local_refs):
+        if self._held_elsewhere(prev, local_refs) and self._kept(prev):
             self.stats.checked += 1
             self._judge(prev, fp, "handover")
         else:  # nobody kept the earlier snapshot: the new one is the baseline now
@@ -265,7 +273,7 @@ class Ledger:
         fp = fingerprint(rec.obj)  # the record keeps its container, so the tensor is the same one
         with self.lock:
             self.stats.checked += 1
-            if fp.digest != rec.fp.digest:
+            if not rec.flagged and fp.digest != rec.fp.digest:
                 self._judge(rec, fp, "reentry")
 
     def watch(self, obj: Any, owner: Any, kind: str = "watch") -> None:
@@ -280,7 +288,7 @@ class Ledger:
         fp = fingerprint(obj)
         with self.lock:
             self.stats.checked += 1
-            return fp.digest != rec.fp.digest and self._judge(rec, fp, check)
+            return not rec.flagged and fp.digest != rec.fp.digest and self._judge(rec, fp, check)
 
     def verify_all(self, check: str) -> None:
         with self.lock:
@@ -289,16 +297,42 @@ class Ledger:
             if rec.flagged or not (rec.always or self._held_elsewhere(rec, 0)):
                 continue
             fp = fingerprint(rec.obj)
-            with self.lock:
+            with self.lock:  # a worker's re-handover may have judged it meanwhile
                 self.stats.checked += 1
-                if fp.digest != rec.fp.digest:
+                if not rec.flagged and fp.digest != rec.fp.digest and (rec.always or self._kept(rec)):
                     self._judge(rec, fp, check)
 
     def _held_elsewhere(self, rec: Record, local_refs: int) -> bool:
+        """A cheap first look: more references than the record, the caller and the owner hold."""
         owner = rec.owner()
         owner_refs = probe.references_from(owner, rec.obj) if owner is not None else 0
         # Less the record's own reference, the caller's locals and the owner's attributes.
         return probe.refcount(rec.obj) - 1 - local_refs - owner_refs > 0
+
+    def _kept(self, rec: Record) -> bool:
+        """Whether a container or object other than the owner keeps *rec*'s snapshot.
+
+        The reference count also counts locals of code running in other threads right
+        now (a fixed node's worker copying the snapshot it was just given): transient,
+        not a keeper. ``gc.get_referrers`` sees containers, attribute dicts and queues,
+        never a running function's locals; the locals of this thread's callers (a test
+        body holding ``state`` while it calls ``check_node``) are looked at directly.
+        Both scan, so they only confirm what would otherwise become a finding.
+        """
+        if not self._held_elsewhere(rec, 0):
+            return False
+        if sites.held_by_callers(rec.obj):
+            return True
+        ignore = {id(rec)}
+        owner = rec.owner()
+        if owner is not None:
+            with contextlib.suppress(TypeError):
+                attrs = vars(owner)
+                ignore.add(id(attrs))
+                ignore.update(id(v) for v in attrs.values() if isinstance(v, (dict, list, tuple)))
+        return any(
+            id(ref) not in ignore and not isinstance(ref, types.FrameType) for ref in gc.get_referrers(rec.obj)
+        )
 
     def _judge(self, rec: Record, fp: Fingerprint, check: str) -> bool:
         changes = [c for c in self._own_changes(rec, diff(rec.fp, fp)) if not self._ignored(rec, c)]

@@ -55,3 +55,13 @@ def _short(filename: str) -> str:
         return filename.rpartition(marker)[2]
     cwd = os.getcwd() + os.sep
     return filename[len(cwd):] if filename.startswith(cwd) else filename
+
+
+def held_by_callers(obj: object) -> bool:
+    """Whether a local variable of a frame in this thread's stack (outside aliascheck) is *obj*."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not is_ours(frame.f_code.co_filename) and any(v is obj for v in frame.f_locals.values()):
+            return True
+        frame = frame.f_back
+    return False

@@ -108,8 +108,17 @@ def test_strict_mode_makes_an_alias_an_error():
     led = Ledger(Settings(strict=True))
     led.begin("t")
     c = Counter(copy=False)
-    led.handover(c.state_dict(), c, "state_dict", local_refs=1)
+    kept = c.state_dict()
+    led.handover(kept, c, "state_dict", local_refs=1)
     assert [f.severity for f in led.drain()] == ["error"]
+
+
+def test_an_alias_in_a_snapshot_nobody_kept_is_no_risk():
+    led = Ledger()
+    led.begin("t")
+    c = Counter(copy=False)
+    led.handover(c.state_dict(), c, "state_dict", local_refs=1)
+    assert led.drain() == []
 
 
 def test_nested_state_dicts_are_one_handover_blamed_on_the_inner_owner(session):

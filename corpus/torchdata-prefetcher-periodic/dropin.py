@@ -1,7 +1,8 @@
 """The same resume with aliascheck.nodes.Prefetcher, which copies each snapshot in the worker.
 
-The source still returns its live dict: aliascheck warns about that (any other keeper
-of its state_dict() would see it move), but the resume is right.
+The source still returns its live dict (any other keeper of its state_dict() would see it
+move), but the node copies it at once and nobody keeps the original: the resume is right,
+and aliascheck finds nothing anyone still holds to warn about.
 """
 
 from torchdata.nodes import BaseNode
