@@ -245,7 +245,11 @@ class Ledger:
             if not self.verify(part, "reentry") and part is not state:
                 self._verify_buffer(part)
         with self.lock:
-            if id(state) in self.records:
+            known = self.records.get(id(state))
+            if known is not None and known.obj is state:
+                # A handed-over snapshot loaded straight into another node (an optimizer's
+                # state_dict() transplanted): whoever holds it now, it must not change.
+                known.always = True
                 return
             site, stack = sites.where()
             rec = Record(
