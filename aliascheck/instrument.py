@@ -147,15 +147,15 @@ def _created(original: Any) -> Any:
     return __init__
 
 
-def checkpoint(original: Any, check: str, pick: Callable[[Any, Any], Any] | None = None) -> Any:
-    """Wrap a method whose result (or ``pick(self, result)``) is a delivered snapshot."""
+def checkpoint(original: Any, check: str) -> Any:
+    """Wrap a method whose result is a delivered snapshot (verified against its record)."""
 
     @functools.wraps(original)
     def delivered(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = original(self, *args, **kwargs)
         led = _ledger.current
         if led is not None and led.recording and result is not None:
-            led.verify(result if pick is None else pick(self, result), check)
+            led.verify(result, check)
         return result
 
     return delivered

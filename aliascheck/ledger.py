@@ -231,7 +231,7 @@ class Ledger:
     def _rehandover(self, prev: Record, fp: Fingerprint, local_refs: int) -> None:
         if prev.flagged or prev.fp.digest == fp.digest:
             return
-        if self._held_elsewhere(prev, local_refs) and self._kept(prev):
+        if self._kept(prev, local_refs):
             self.stats.checked += 1
             self._judge(prev, fp, "handover")
         else:  # nobody kept the earlier snapshot: the new one is the baseline now
@@ -313,7 +313,7 @@ class Ledger:
         # Less the record's own reference, the caller's locals and the owner's attributes.
         return probe.refcount(rec.obj) - 1 - local_refs - owner_refs > 0
 
-    def _kept(self, rec: Record) -> bool:
+    def _kept(self, rec: Record, local_refs: int = 0) -> bool:
         """Whether a container or object other than the owner keeps *rec*'s snapshot.
 
         The reference count also counts locals of code running in other threads right
@@ -323,7 +323,7 @@ class Ledger:
         body holding ``state`` while it calls ``check_node``) are looked at directly.
         Both scan, so they only confirm what would otherwise become a finding.
         """
-        if not self._held_elsewhere(rec, 0):
+        if not self._held_elsewhere(rec, local_refs):
             return False
         if sites.held_by_callers(rec.obj):
             return True

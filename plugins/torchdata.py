@@ -35,11 +35,3 @@ def aliascheck_install(options: Any) -> Callable[[], None]:
     ]
     return lambda: [undo() for undo in reversed(undos)] and None
 
-
-@hookimpl
-def aliascheck_step_iterator(root: Any) -> Any:
-    if isinstance(root, Loader):
-        return root._it
-    if isinstance(root, BaseNode):
-        return root if getattr(root, "_BaseNode__initialized", False) else None
-    return None
