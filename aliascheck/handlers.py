@@ -146,10 +146,11 @@ def _bind_lazy(cls: type) -> None:
 
 
 def _builtin_handlers() -> None:
+    cls: type  # both loops bind it; mypy would otherwise type it from the first tuple alone
     for cls in (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType, GlobalRef):
         register_handler(cls, _global)
     register_handler(memoryview, _memoryview)
-    opaque = {
+    opaque: dict[type, str] = {
         type(threading.Lock()): "a lock",
         type(threading.RLock()): "a lock",
         types.GeneratorType: "a generator's position cannot be read",

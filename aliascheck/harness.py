@@ -89,7 +89,7 @@ def _reachable(root: Any, depth: int = 6) -> set[int]:
     seen: set[int] = set()
     frontier = [root]
     for _ in range(depth):
-        following = []
+        following: list[Any] = []
         for obj in frontier:
             if id(obj) in seen:
                 continue

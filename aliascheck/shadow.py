@@ -13,21 +13,26 @@ from __future__ import annotations
 import io
 import pickle
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 class Stub:
     """What an object reduced to: its type's qualified name, args, state and items."""
 
     __slots__ = ("args", "state", "items", "dictitems", "__weakref__")
+    # Declared without values: the slots are the storage, a class value would clash with them.
+    args: tuple[Any, ...]
+    state: Any
+    items: list[Any]
+    dictitems: list[tuple[Any, Any]]
     _qualname = "?"
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Stub:
         self = object.__new__(cls)
         self.args = args + ((kwargs,) if kwargs else ())
         self.state = None
-        self.items: list[Any] = []
-        self.dictitems: list[tuple[Any, Any]] = []
+        self.items = []
+        self.dictitems = []
         return self
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -54,6 +59,11 @@ class Stub:
 
 class GlobalRef(type):
     """Metaclass of stub types; a stub type is also how a referenced global is shadowed."""
+
+    if TYPE_CHECKING:
+        # Each stub type's own class attribute, set by stub_type(). Declared for the checker
+        # only: an annotation here would change what a stub type's __annotations__ resolves to.
+        _qualname: str
 
     def __reduce__(cls) -> tuple[Any, ...]:  # type: ignore[override]
         return (stub_type, (cls._qualname,))

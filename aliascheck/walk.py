@@ -78,9 +78,10 @@ class _Walk:
 
     def _rebuild(self, obj: Any, reduced: tuple, depth: int) -> Any:
         func, args, state, items, dictitems = (tuple(reduced) + (None,) * 5)[:5]
-        if func is copyreg.__newobj__:
+        # typeshed leaves out copyreg's __newobj__ and __newobj_ex__, which pickle's reductions name.
+        if func is copyreg.__newobj__:  # type: ignore[attr-defined]
             func, args = args[0], args[1:]
-        elif func is copyreg.__newobj_ex__:
+        elif func is copyreg.__newobj_ex__:  # type: ignore[attr-defined]
             func, args = args[0], tuple(args[1]) + ((args[2],) if args[2] else ())
         if not isinstance(func, type) or not issubclass(func, Stub):
             if getattr(func, "__module__", "") == "aliascheck.shadow":

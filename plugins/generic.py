@@ -14,7 +14,7 @@ from typing import Any
 
 from aliascheck.errors import UsageError
 from aliascheck.hookspecs import hookimpl
-from aliascheck.instrument import instrument
+from aliascheck.instrument import instrument, undo_all
 
 REQUIRES = None
 
@@ -49,4 +49,4 @@ def watch_class(cls: type) -> Callable[[], None]:
 @hookimpl
 def aliascheck_install(options: Any) -> Callable[[], None]:
     undos = [watch_class(resolve(spec)) for spec in options.stateful]
-    return lambda: [undo() for undo in reversed(undos)] and None
+    return undo_all(undos)

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from aliascheck.hookspecs import hookimpl
-from aliascheck.instrument import instrument
+from aliascheck.instrument import instrument, undo_all
 from aliascheck.probe import trust
 
 REQUIRES = "torch"
@@ -29,4 +29,4 @@ def aliascheck_install(options: Any) -> Callable[[], None]:
     for cls in (torch.nn.Module, torch.optim.Optimizer):
         undos.append(instrument(cls, state=("state_dict",), load=("load_state_dict",)))
         undos.append(trust(cls))
-    return lambda: [undo() for undo in reversed(undos)] and None
+    return undo_all(undos)

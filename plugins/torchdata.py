@@ -18,7 +18,7 @@ from torchdata.nodes import BaseNode, Loader
 from torchdata.nodes.snapshot_store import QueueSnapshotStore
 
 from aliascheck.hookspecs import hookimpl
-from aliascheck.instrument import checkpoint, instrument, patch
+from aliascheck.instrument import checkpoint, instrument, patch, undo_all
 from aliascheck.probe import trust
 
 REQUIRES = "torchdata"
@@ -33,5 +33,5 @@ def aliascheck_install(options: Any) -> Callable[[], None]:
         patch(QueueSnapshotStore, "get_initial_snapshot", lambda f: checkpoint(f, "delivery")),
         trust("torchdata"),
     ]
-    return lambda: [undo() for undo in reversed(undos)] and None
+    return undo_all(undos)
 
