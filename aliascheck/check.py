@@ -30,11 +30,12 @@ import aliascheck.harness as harness
 import aliascheck.sites as sites
 
 from .config import Options
-from .diff import show
+from .diff import Change, show
 from .errors import HarnessError, UsageError
 from .findings import Finding
 from .fingerprint import Fingerprint, fingerprint
 from .harness import shutdown
+from .kinds import LOAD_METHODS
 from .ledger import Stats
 from .session import Session
 from .shadow import qualname_of
@@ -42,7 +43,6 @@ from .shadow import qualname_of
 # Factory keywords that change how a node hands state over, with the range explored.
 KNOBS: dict[str, tuple[int, int]] = {"prefetch_factor": (1, 4), "snapshot_frequency": (1, 3)}
 RESUME = "resume"  # the finding kind (and check) of a restore that does not continue the original run
-RESUME_HINT = "restore everything get_state()/state_dict() returns in reset()/load_state_dict()"
 RESUME_AFTER_MUTATION = "the snapshot changed after it was taken (see the mutation finding): fix that first"
 OUR_CALL = "state_dict() called by aliascheck check"
 REAP_BATCH = 48  # restored nodes left running (idle) before they are shut down together
@@ -373,7 +373,7 @@ class Outcome:
     target: Target
     ran: list[Schedule]
     failing: list[Schedule]
-    findings: list[Finding]  # distinct, in the order first seen
+    findings: list[Finding]  # every occurrence, in the order seen; aliascheck.bugs groups them
     stats: Stats
     minimal: Schedule | None = None  # explore: the shrunk failing schedule
     explored: bool = False
@@ -417,8 +417,7 @@ class Checker:
             shutdown_all(spent)
 
     def outcome(self, minimal: Schedule | None = None, explored: bool = False) -> Outcome:
-        return Outcome(self.target, self.ran, self.failing, distinct(self.findings), self.session.stats,
-                       minimal, explored)
+        return Outcome(self.target, self.ran, self.failing, self.findings, self.session.stats, minimal, explored)
 
     def run(self, schedule: Schedule) -> list[Finding]:
         """Run one schedule; its findings (also kept for the outcome)."""
@@ -427,7 +426,7 @@ class Checker:
         session.begin_test(f"{self.target.spec} [{schedule}]")
         session.ledger.owning = True  # nodes built now are this schedule's
         try:
-            resumed = self._drive(schedule)
+            self._drive(schedule)
         except HarnessError as exc:
             session.abandon_test()
             raise HarnessError(f"{exc} [schedule {schedule}]") from exc.__cause__
@@ -438,13 +437,13 @@ class Checker:
             self.spent += self.built
             self.built = []
         self._reap(REAP_BATCH)
-        found = [self._site(f) for f in session.end_test(0)] + resumed
+        found = [self._site(f) for f in session.end_test(0)]
         if any(f.severity == "error" for f in found):
             self.failing.append(schedule)
         self.findings.extend(found)
         return found
 
-    def _drive(self, schedule: Schedule) -> list[Finding]:
+    def _drive(self, schedule: Schedule) -> None:
         original = _Driven(self, schedule)
         original.start()
         kept: list[tuple[int, Any]] = []  # held, as a user's checkpoint would be
@@ -460,12 +459,11 @@ class Checker:
         shutdown(original.obj)
         mutated = any(f.kind == "mutation" for f in self.session.ledger.findings)
         for snap, state in kept:
-            finding = self._resume(original, snap, state, schedule, mutated)
-            if finding is not None:
-                return [finding]  # one per schedule: the earliest snapshot that does not resume
-        return []
+            if self._resume(original, snap, state, schedule, mutated):
+                return  # one per schedule: the earliest snapshot that does not resume
 
-    def _resume(self, original: _Driven, snap: int, state: Any, schedule: Schedule, mutated: bool) -> Finding | None:
+    def _resume(self, original: _Driven, snap: int, state: Any, schedule: Schedule, mutated: bool) -> bool:
+        """Restore a fresh node from the snapshot after *snap* items; report (and say) if it does not resume."""
         fresh = _Driven(self, schedule)
         fresh.restore(state)
         fresh.start()
@@ -476,32 +474,23 @@ class Checker:
         for i, (before, after) in enumerate(zip_longest(want, fresh.tape.items)):
             if before is not None and after is not None and before == after:
                 continue
-            return Finding(
-                RESUME, qualname_of(type(fresh.obj)), f"item {snap + i}",
-                "<end>" if before is None else show(before.shadow()),
-                "<end>" if after is None else show(after.shadow()),
-                f"state_dict() after {snap} item{'' if snap == 1 else 's'}", RESUME, self.session.ledger.test,
-                self.session.ledger.label(original.obj), "error", RESUME_AFTER_MUTATION if mutated else RESUME_HINT,
-            )
-        return None
+            change = Change(f"item {snap + i}", "<end>" if before is None else show(before.shadow()),
+                            "<end>" if after is None else show(after.shadow()))
+            led = self.session.ledger
+            return bool(led.report(
+                RESUME, [change], owner=qualname_of(type(fresh.obj)), label=led.label(original.obj),
+                site=f"state_dict() after {snap} item{'' if snap == 1 else 's'}", check=RESUME, thread="",
+                origin=sites.origin(type(fresh.obj), LOAD_METHODS),
+                # After a mutation the wrong resume is that bug's consequence, not a bug of its own.
+                severity="info" if mutated else None, hint=RESUME_AFTER_MUTATION if mutated else "",
+            ))
+        return False
 
     def _site(self, finding: Finding) -> Finding:
         """A handover made by our own ``state_dict()`` call names that call, not our caller's frame."""
         if finding.handover in self.our_sites:
             return dataclasses.replace(finding, handover=OUR_CALL, stack=())
         return finding
-
-
-def distinct(findings: list[Finding]) -> list[Finding]:
-    """The first finding per (kind, owner, path): every schedule that hits a bug reports it again."""
-    seen: set[tuple[str, str, str]] = set()
-    out = []
-    for f in findings:
-        key = (f.kind, f.owner, "" if f.kind == RESUME else f.path)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
 
 
 def check(target: Target, options: Options, plan: list[Schedule]) -> Outcome:
@@ -545,7 +534,7 @@ def explore(target: Target, options: Options, examples: int) -> Outcome:
             search()
         except _Failed as failed:  # raised last by the shrunk example
             outcome = checker.outcome(failed.schedule, explored=True)
-            outcome.findings = distinct(failed.findings)
+            outcome.findings = failed.findings
             return outcome
         if stopped:
             raise stopped[0]

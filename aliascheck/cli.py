@@ -15,22 +15,17 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from enum import IntEnum
 from typing import IO, TYPE_CHECKING, Any
 
 from . import __version__
 from .corpus import add_subcommand as add_corpus
+from .errors import ExitCode
 
 if TYPE_CHECKING:
+    from .bugs import Bug, Code
     from .check import Outcome, Schedule, Target
-    from .findings import Finding
 
-
-class ExitCode(IntEnum):
-    OK = 0
-    FINDINGS = 1  # findings, or the code under check raised (its traceback is shown)
-    USAGE_ERROR = 2
-    INTERNAL_ERROR = 3
+__all__ = ["ExitCode", "main"]
 
 
 # -- aliascheck check -------------------------------------------------------
@@ -44,7 +39,8 @@ def add_check(subparsers: Any) -> None:
     parser.add_argument("target", metavar="MODULE:FACTORY",
                         help="a callable returning a fresh torchdata node, Loader or Stateful iterator")
     parser.add_argument("--format", choices=tuple(FORMATS), default="text",
-                        help="text (default), json, or github (workflow annotations)")
+                        help="text (default), json, github (workflow annotations) or sarif (SARIF 2.1.0)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list every occurrence under its bug")
     how = parser.add_mutually_exclusive_group()
     how.add_argument("--explore", metavar="N", type=_positive, default=None,
                      help="search N schedules with Hypothesis and shrink a failure to the smallest")
@@ -57,6 +53,7 @@ def add_check(subparsers: Any) -> None:
     parser.add_argument("--ignore", action="append", default=[], metavar="PATTERN",
                         help="never report paths matching PATTERN (fnmatch; 'Owner:path' or path); repeatable")
     parser.add_argument("--report", metavar="PATH", default=None, help="also write the JSON report to PATH")
+    parser.add_argument("--sarif", metavar="PATH", default=None, help="also write a SARIF 2.1.0 log to PATH")
     parser.set_defaults(run=run_check)
 
 
@@ -74,12 +71,23 @@ def run_check(args: argparse.Namespace) -> ExitCode:
             plan = ([check.Schedule.parse(args.schedule, target.knobs)] if args.schedule
                     else check.default_schedules(target, options.steps))
             outcome = check.check(target, options, plan)
-    FORMATS[args.format](outcome, sys.stdout)
-    if args.report:
-        with open(args.report, "w") as out:
-            json.dump(payload(outcome), out, indent=2)
-            out.write("\n")
+    FORMATS[args.format](outcome, sys.stdout, args.verbose)
+    for path, make in ((args.report, payload), (args.sarif, sarif)):
+        if path:
+            write_json(path, make(outcome))
     return ExitCode.FINDINGS if outcome.errors else ExitCode.OK
+
+
+def write_json(path: str, data: Any) -> bool:
+    """Write a report; an unwritable path is one error line, and the run's outcome stands."""
+    from .jsonreport import write
+
+    try:
+        write(path, data)
+    except OSError as exc:
+        print(f"aliascheck: error: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    return True
 
 
 def _positive(text: str) -> int:
@@ -91,13 +99,17 @@ def _positive(text: str) -> int:
 
 # -- output formats ---------------------------------------------------------
 def summary(outcome: Outcome) -> list[str]:
+    from .bugs import counts, group
+
     stats = outcome.stats
-    errors, warnings = len(outcome.errors), sum(f.severity == "warning" for f in outcome.findings)
+    bugs = group(outcome.findings)
+    errors = [b for b in bugs if b.severity == "error"]
+    warnings = sum(b.severity == "warning" for b in bugs)
     ran, failing = len(set(outcome.ran)), len(set(outcome.failing))
     lines = [
         f"aliascheck check {outcome.target.spec}: {'explored ' if outcome.explored else ''}{_n(ran, 'schedule')}, "
         f"{failing} with findings; {stats.handovers} handovers recorded, {stats.checked} checked; "
-        f"{_n(errors, 'finding')}, {_n(warnings, 'warning')}",
+        f"{counts(errors, 'schedule')}, {_n(warnings, 'warning')}",
     ]
     if outcome.minimal is not None:
         lines.append(f"aliascheck: minimal failing schedule: {outcome.minimal}")
@@ -110,12 +122,17 @@ def _n(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def text(outcome: Outcome, out: IO[str]) -> None:
-    from .report import render
+def _bugs(outcome: Outcome) -> list[Bug]:
+    from .bugs import group
 
-    shown = [f for f in outcome.findings if f.severity != "info"]
-    if shown:
-        print(render(shown) + "\n", file=out)
+    return group(f for f in outcome.findings if f.severity != "info")
+
+
+def text(outcome: Outcome, out: IO[str], verbose: bool = False) -> None:
+    from .report import block
+
+    for bug in _bugs(outcome):
+        print(block(bug, verbose, noun="schedule") + "\n", file=out)
     print("\n".join(summary(outcome)), file=out)
     if outcome.minimal is not None:
         print("\n" + _snippet(outcome), file=out, end="")
@@ -135,39 +152,38 @@ def payload(outcome: Outcome) -> dict[str, Any]:
     return data
 
 
-def jsonformat(outcome: Outcome, out: IO[str]) -> None:
+def jsonformat(outcome: Outcome, out: IO[str], verbose: bool = False) -> None:
     json.dump(payload(outcome), out, indent=2)
     out.write("\n")
 
 
-def github(outcome: Outcome, out: IO[str]) -> None:
-    """One workflow annotation per finding, at the handover site if it is in the checkout, else the factory."""
-    from .report import render
+def github(outcome: Outcome, out: IO[str], verbose: bool = False) -> None:
+    """One workflow annotation per bug, at the user's line if it is in the checkout, else at the factory."""
+    from .githubreport import lines as annotations
 
-    levels = {"error": "error", "warning": "warning"}
-    for f in outcome.findings:
-        file, line = _location(f, outcome.target)
-        where = f"file={_property(file)},line={line}," if file else ""
-        title = _property(f"aliascheck {f.kind}")
-        print(f"::{levels.get(f.severity, 'notice')} {where}title={title}::{_data(render([f]))}", file=out)
+    for line in annotations(_bugs(outcome), _at_factory(outcome.target)):
+        print(line, file=out)
     print("\n".join(summary(outcome)), file=out)
     if outcome.minimal is not None:
         print("\n" + _snippet(outcome), file=out, end="")
 
 
-def _location(finding: Finding, target: Target) -> tuple[str, int]:
-    path, _, line = finding.handover.rpartition(":")
-    if path and line.isdigit() and not os.path.isabs(path) and os.path.isfile(path):
-        return path, int(line)
-    return target.file, target.line
+def sarif(outcome: Outcome) -> dict[str, Any]:
+    from .sarifreport import sarif as log
+
+    return log(_bugs(outcome), _at_factory(outcome.target))
 
 
-def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+def sarifformat(outcome: Outcome, out: IO[str], verbose: bool = False) -> None:
+    json.dump(sarif(outcome), out, indent=2)
+    out.write("\n")
 
 
-def _property(text: str) -> str:
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
+def _at_factory(target: Target) -> Callable[[Bug], Code | None]:
+    from .bugs import Code, in_checkout
+
+    factory = in_checkout(Code(target.file, target.line)) if target.file else None
+    return lambda bug: factory
 
 
 def _snippet(outcome: Outcome) -> str:
@@ -227,7 +243,9 @@ def snippet(target: Target, schedule: Schedule) -> str:
     )
 
 
-FORMATS: dict[str, Callable[[Outcome, IO[str]], None]] = {"text": text, "json": jsonformat, "github": github}
+FORMATS: dict[str, Callable[[Outcome, IO[str], bool], None]] = {
+    "text": text, "json": jsonformat, "github": github, "sarif": sarifformat,
+}
 
 # One entry per subcommand; ``aliascheck corpus`` adds its own add_corpus here.
 SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (add_check, add_corpus)

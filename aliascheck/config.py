@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,8 @@ class Options:
     strict: bool = False
     mode: str = "fail"
     report: str | None = None
+    sarif: str | None = None
+    verbose: bool = False
     ignore: tuple[str, ...] = ()
     disabled_adapters: frozenset[str] = field(default_factory=frozenset)
     step_timeout: float = 30.0
@@ -51,6 +54,8 @@ def from_pytest(config: Any) -> Options:
         strict=bool(config.getoption("aliascheck_strict") or _truthy(config.getini("aliascheck_strict"))),
         mode=str(_flag_or_ini(config, "aliascheck_mode", "aliascheck_mode")),
         report=config.getoption("aliascheck_report"),
+        sarif=config.getoption("aliascheck_sarif"),
+        verbose=bool(config.getoption("aliascheck_verbose") or _truthy(config.getini("aliascheck_verbose"))),
         ignore=tuple(config.getini("aliascheck_ignore")),
         disabled_adapters=frozenset(disabled),
         allow_class_update=tuple(config.getini("aliascheck_allow_class_update")),
@@ -62,3 +67,12 @@ def _truthy(value: Any) -> bool:
     if isinstance(value, bool):
         return value
     return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def match(text: str, pattern: str) -> bool:
+    """The one pattern rule (ignore patterns, allowed classes, corpus expectations).
+
+    fnmatch with ``*`` and ``?`` as wildcards and ``[`` literal, as in every path
+    aliascheck prints: ``counts['a']`` matches the path ``counts['a']``.
+    """
+    return fnmatch.fnmatchcase(text, pattern.replace("[", "[[]"))

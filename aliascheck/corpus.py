@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import fnmatch
 import json
 import os
 import queue
@@ -35,15 +34,14 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
-from .findings import KINDS
+from .config import match
+from .errors import ExitCode, UsageError
+from .kinds import KINDS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -61,15 +59,6 @@ _TOP = {"id": str, "title": str, "family": str, "source": str, "affected": str, 
         "variants": dict}
 _TOP_REQUIRED = ("id", "title", "family", "source", "affected", "summary", "variants")
 _EXPECT = {"expect": str, "owner": str, "path": str, "kind": str, "gap": str, "note": str, "file": str}
-
-
-class ExitCode(IntEnum):
-    """``aliascheck corpus`` exit codes (pytest's ``ExitCode`` is the model)."""
-
-    OK = 0
-    MISMATCH = 1
-    USAGE = 2
-    INTERNAL = 3
 
 
 class CorpusError(UsageError):
@@ -283,14 +272,9 @@ class Result:
                 "seconds": round(self.seconds, 3), "detail": self.detail, "threads": self.threads}
 
 
-def pattern_matches(pattern: str, text: str) -> bool:
-    """fnmatch with ``*`` and ``?`` as wildcards and brackets literal: paths are full of them."""
-    return fnmatch.fnmatchcase(text, pattern.replace("[", "[[]"))
-
-
 def _matches(expect: Expect, finding: dict[str, Any]) -> bool:
     return ((not expect.kind or finding["kind"] == expect.kind)
-            and pattern_matches(expect.owner, finding["owner"]) and pattern_matches(expect.path, finding["path"]))
+            and match(finding["owner"], expect.owner) and match(finding["path"], expect.path))
 
 
 def judge(entry: Entry, variant: Variant, outcome: dict[str, Any]) -> Result:
@@ -539,27 +523,14 @@ def _positive(text: str) -> int:
 
 
 def handle(args: Any, out: Callable[[str], None] | None = None) -> int:
-    """Run ``aliascheck corpus ...``; returns an :class:`ExitCode`. Usage errors: one line on stderr."""
+    """Run ``aliascheck corpus ...``; returns an :class:`~aliascheck.errors.ExitCode`.
+
+    Errors are the command line's to report (``aliascheck.cli.main``, the one handler).
+    """
     write = out or (lambda text: print(text, file=sys.stdout, flush=True))
-    try:
-        return _handle(args, write)
-    except UsageError as exc:
-        print(f"aliascheck corpus: error: {exc}", file=sys.stderr)
-        return ExitCode.USAGE
-    except BrokenPipeError:  # the reader went away (| head): not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit is quiet
-        return ExitCode.OK
-    except Exception:
-        traceback.print_exc()
-        print("aliascheck corpus: internal error: this is a bug in aliascheck, please report it with the "
-              "traceback above", file=sys.stderr)
-        return ExitCode.INTERNAL
-
-
-def _handle(args: Any, write: Callable[[str], None]) -> int:
     if getattr(args, "corpus_command", None) is None:
         args.corpus_parser.print_help(sys.stderr)
-        return ExitCode.USAGE
+        return ExitCode.USAGE_ERROR
     entries = discover(corpus_dir(args.corpus))
     if args.corpus_command == "list":
         write(listing(entries))
@@ -573,15 +544,14 @@ def _handle(args: Any, write: Callable[[str], None]) -> int:
     results = run(chosen, workers=args.workers, timeout=args.timeout, isolate=args.isolate,
                   progress=lambda text: print(text, file=sys.stderr, flush=True))
     write(json.dumps(payload(results), indent=2) if args.format == "json" else table(results))
-    return ExitCode.OK if all(r.passed for r in results) else ExitCode.MISMATCH
+    return ExitCode.OK if all(r.passed for r in results) else ExitCode.FINDINGS
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m aliascheck.corpus``: the subcommand on its own, until cli.py wires it in."""
-    parser = argparse.ArgumentParser(prog="aliascheck")
-    add_subcommand(parser.add_subparsers(dest="command", metavar="COMMAND"))
-    args = parser.parse_args(["corpus", *(sys.argv[1:] if argv is None else argv)])
-    return int(args.run(args))
+    """``python -m aliascheck.corpus ...``: the same as ``aliascheck corpus ...``."""
+    from .cli import main as cli_main
+
+    return cli_main(["corpus", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

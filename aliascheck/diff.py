@@ -23,6 +23,8 @@ from .shadow import BufferToken, GlobalRef, Opaque, Stub, Truncated
 __all__ = ["Change", "diff", "diff_shadows", "iter_leaves", "show"]
 
 _MAX_DEPTH = 400
+COLLAPSE = 6  # changed items of one collection listed one by one; past that, one summary
+PREVIEW = 3  # items named in a summary ("appended 0, 1, 2, ...")
 _repr = reprlib.Repr()
 _repr.maxstring = 60
 _repr.maxother = 60
@@ -31,15 +33,19 @@ _repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = 6
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One changed path. ``kind``: changed, added, removed, type, bytes, sharing, unknown."""
+    """One changed path. ``kind``: changed, added, removed, type, bytes, sharing, unknown, or
+    (collapsed) grew, shrank, items, keys, set. *text* says a collapsed change in words."""
 
     path: str
     before: str
     after: str
     kind: str = "changed"
+    text: str = ""
 
     def __str__(self) -> str:
         where = self.path or "<root>"
+        if self.text:
+            return f"{where}: {self.text}"
         if self.kind == "bytes":
             return f"{where}: {self.after}"
         return f"{where}: {self.before} -> {self.after}"
@@ -79,24 +85,31 @@ def _is_leafy(stub: Stub) -> bool:
     )
 
 
-def diff(before: Any, after: Any) -> list[Change]:
-    """Every path at which *after* differs from *before* (two Fingerprints)."""
+def diff(before: Any, after: Any, collapse: bool = False) -> list[Change]:
+    """Every path at which *after* differs from *before* (two Fingerprints).
+
+    With *collapse*, a collection's changes are said once, at the collection:
+    ``['seen']: list grew from 0 to 36 items (appended 0, 1, 2, ...)``, ``dict gained
+    keys 'a', 'b'``, ``set lost 11 items``, and more than :data:`COLLAPSE` changed
+    items as ``list changed at 12 of 40 items (first [3]: 1 -> 2)``.
+    """
     if before.digest == after.digest:
         return []
     if before.detail is None or after.detail is None:
         return [Change("", f"digest {before.digest.hex()[:12]}", f"digest {after.digest.hex()[:12]}", "unknown")]
-    return diff_shadows(before.shadow(), after.shadow())
+    return diff_shadows(before.shadow(), after.shadow(), collapse=collapse)
 
 
-def diff_shadows(before: Any, after: Any, path: str = "") -> list[Change]:
+def diff_shadows(before: Any, after: Any, path: str = "", collapse: bool = False) -> list[Change]:
     out: list[Change] = []
-    _Diff(out).compare(before, after, path, 0)
+    _Diff(out, collapse).compare(before, after, path, 0)
     return out
 
 
 class _Diff:
-    def __init__(self, out: list[Change]) -> None:
+    def __init__(self, out: list[Change], collapse: bool = False) -> None:
         self.out = out
+        self.collapse = collapse
         self.seen_before: dict[int, str] = {}
         self.seen_after: dict[int, str] = {}
 
@@ -118,8 +131,7 @@ class _Diff:
         elif isinstance(b, dict):
             self._mapping(list(b.items()), list(a.items()), path, depth, "[{}]")
         elif isinstance(b, (set, frozenset)):
-            if {key_digest(x) for x in b} != {key_digest(x) for x in a}:
-                self.add(path, b, a)
+            self._set(b, a, path)
         elif isinstance(b, GlobalRef):
             if b._qualname != a._qualname:
                 self.add(path, b, a)
@@ -145,26 +157,83 @@ class _Diff:
         return True
 
     def _sequence(self, b: Any, a: Any, path: str, depth: int) -> None:
+        start, changed = len(self.out), 0
         for i, (x, y) in enumerate(zip(b, a, strict=False)):
+            before = len(self.out)
             self.compare(x, y, f"{path}[{i}]", depth + 1)
-        for i in range(len(a), len(b)):
-            self.out.append(Change(f"{path}[{i}]", show(b[i]), "<missing>", "removed"))
-        for i in range(len(b), len(a)):
-            self.out.append(Change(f"{path}[{i}]", "<missing>", show(a[i]), "added"))
+            changed += len(self.out) > before
+        if not self.collapse:
+            for i in range(len(a), len(b)):
+                self.out.append(Change(f"{path}[{i}]", show(b[i]), "<missing>", "removed"))
+            for i in range(len(b), len(a)):
+                self.out.append(Change(f"{path}[{i}]", "<missing>", show(a[i]), "added"))
+            return
+        noun = type(b).__name__ if isinstance(b, (list, tuple)) else "sequence"
+        self._summarise(start, changed, path, noun, len(b), "items")
+        if len(a) != len(b):
+            grew = len(a) > len(b)
+            moved = a[len(b):] if grew else b[len(a):]
+            text = (f"{noun} {'grew' if grew else 'shrank'} from {len(b)} to {_count(len(a), 'item')} "
+                    f"({'appended' if grew else 'removed'} {_preview(moved)})")
+            self.out.append(Change(path, _count(len(b), "item"), _count(len(a), "item"),
+                                   "grew" if grew else "shrank", text))
+
+    def _summarise(self, start: int, changed: int, path: str, noun: str, size: int, unit: str) -> None:
+        """Replace more than COLLAPSE changed items of one collection (from ``out[start]`` on) by one change."""
+        if changed <= COLLAPSE:
+            return
+        first = self.out[start]
+        del self.out[start:]
+        where = first.path[len(path):] if first.path.startswith(path) else first.path
+        said = first.text or f"{first.before} -> {first.after}"
+        self.out.append(Change(path, f"{noun} of {size}", f"{changed} changed", "items",
+                               f"{noun} changed at {changed} of {size} {unit} (first {where}: {said})"))
 
     def _mapping(self, b: list, a: list, path: str, depth: int, fmt: str) -> None:
         before = {key_digest(k): (k, v) for k, v in b}
         after = {key_digest(k): (k, v) for k, v in a}
+        start, changed = len(self.out), 0
+        gone, new = [], []
         for key, (k, v) in before.items():
             where = path + fmt.format(_key_text(k) if fmt[0] == "[" else k)
             if key in after:
+                count = len(self.out)
                 self.compare(v, after[key][1], where, depth + 1)
+                changed += len(self.out) > count
             else:
-                self.out.append(Change(where, show(v), "<missing>", "removed"))
+                gone.append((where, k, v))
         for key, (k, v) in after.items():
             if key not in before:
-                where = path + fmt.format(_key_text(k) if fmt[0] == "[" else k)
-                self.out.append(Change(where, "<missing>", show(v), "added"))
+                new.append((path + fmt.format(_key_text(k) if fmt[0] == "[" else k), k, v))
+        noun, unit = ("dict", "keys") if fmt[0] == "[" else ("object", "attributes")
+        if self.collapse:
+            self._summarise(start, changed, path, noun, len(before), unit)
+        for found, verb, missing_before in ((gone, "lost", False), (new, "gained", True)):
+            if self.collapse and len(found) > 1:
+                names = _preview([k for _, k, _ in found], _key_text if fmt[0] == "[" else str)
+                self.out.append(Change(path, _count(len(before), unit[:-1]), _count(len(after), unit[:-1]),
+                                       "keys", f"{noun} {verb} {len(found)} {unit} ({names})"))
+                continue
+            for where, _, v in found:
+                if missing_before:
+                    self.out.append(Change(where, "<missing>", show(v), "added"))
+                else:
+                    self.out.append(Change(where, show(v), "<missing>", "removed"))
+
+    def _set(self, b: Any, a: Any, path: str) -> None:
+        digests_b, digests_a = {key_digest(x): x for x in b}, {key_digest(x): x for x in a}
+        if digests_b.keys() == digests_a.keys():
+            return
+        if not self.collapse:
+            self.add(path, b, a)
+            return
+        gained = [x for d, x in digests_a.items() if d not in digests_b]
+        lost = [x for d, x in digests_b.items() if d not in digests_a]
+        noun = type(b).__name__
+        said = [f"gained {_count(len(gained), 'item')} ({_preview(gained)})" if gained else "",
+                f"lost {_count(len(lost), 'item')} ({_preview(lost)})" if lost else ""]
+        self.out.append(Change(path, _count(len(b), "item"), _count(len(a), "item"), "set",
+                               f"{noun} {' and '.join(filter(None, said))}"))
 
     def _stub(self, b: Stub, a: Stub, path: str, depth: int) -> None:
         if type(b)._qualname != type(a)._qualname:
@@ -196,6 +265,15 @@ class _Diff:
             root, _, name = b.kind.partition(".")
             noun = {"torch": "tensor", "numpy": "array"}.get(root, name.rpartition(".")[2])
             self.out.append(Change(path, b.describe(), f"{noun} bytes changed (shape {list(b.shape)})", "bytes"))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _preview(items: Any, text: Any = None) -> str:
+    shown = [(text or show)(x) for x in list(items)[:PREVIEW]]
+    return ", ".join(shown) + (", ..." if len(items) > PREVIEW else "")
 
 
 def _attributes(state: Any) -> dict | None:

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .findings import Finding
+
+
+class ExitCode(IntEnum):
+    """Every ``aliascheck`` subcommand's exit status (pytest's ``ExitCode`` is the model)."""
+
+    OK = 0
+    FINDINGS = 1  # findings, a corpus verdict that differs, or the code under check raised
+    USAGE_ERROR = 2
+    INTERNAL_ERROR = 3
 
 
 class AliascheckError(Exception):

@@ -1,33 +1,19 @@
 """Frozen records: what was handed over, and what was found. The JSON report's schema.
 
-Each finding kind has a stable slug, explained in README's "Findings" section:
-
-- ``mutation``: a handed-over snapshot, still held by someone, changed afterwards.
-- ``alias``: a handed-over snapshot shares mutable objects with its owner's live state.
-- ``class-reset``: ``cloudpickle.loads`` overwrote an existing class's attributes.
-- ``unverifiable``: part of a snapshot could not be fingerprinted, so was not checked.
-- ``fresh-class``: a fresh process rebuilds a pickled class differently from the live one.
-- ``resume``: a node restored from a snapshot did not continue the original run
-  (``aliascheck check``'s resume-equivalence check).
+A :class:`Finding` is one occurrence: one changed path of one snapshot, seen by
+one check. Occurrences of the same bug are grouped by :mod:`aliascheck.bugs`.
+The kinds (stable slugs), their titles and hints live in :mod:`aliascheck.kinds`.
+Findings are made only by :meth:`aliascheck.ledger.Ledger.report`.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-KINDS = ("mutation", "alias", "class-reset", "unverifiable", "fresh-class", "resume")
-CHECKS = (
-    "handover", "delivery", "reentry", "teardown", "harness", "alias-probe", "loads", "fresh-process", "resume",
-)
+from .kinds import CHECKS, KINDS
 
-HINTS = {
-    "mutation": "return a copy from get_state()/state_dict() (or copy where you keep it), not live state",
-    "alias": "the snapshot shares live objects with its owner: return a copy from get_state()",
-    "class-reset": "load with aliascheck.fixes.cloudpickle.loads(data, existing_classes='keep')",
-    "unverifiable": "register a fingerprint handler for this type (aliascheck.register_handler)",
-    "resume": "make reset(state) restore every part of the position get_state() describes",
-}
+__all__ = ["CHECKS", "KINDS", "Finding", "Handover"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +36,7 @@ class Finding:
     path: str
     before: str
     after: str
-    handover: str
+    handover: str  # file:line where the state was handed over (or loaded, or pickled)
     check: str
     test: str | None = None
     label: str = ""
@@ -59,6 +45,9 @@ class Finding:
     stack: tuple[str, ...] = field(default=())
     more: int = 0  # changed paths of the same snapshot left out of the report
     thread: str = ""  # the thread the handover happened in
+    detail: str = ""  # a collection change in words: "list grew from 0 to 36 items (appended 0, 1, 2, ...)"
+    origin: str = ""  # "file:line in Qualname.method": the owner's own code that let the state out
+    shares: str = ""  # the live object the snapshot shares: "Shards.pos['seen']"
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -67,6 +56,8 @@ class Finding:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Finding:
-        data = dict(data)
-        data["stack"] = tuple(data.get("stack", ()))
-        return cls(**data)
+        """Read what :meth:`to_json` wrote (an xdist worker's, or an older report's)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["stack"] = tuple(values.get("stack", ()))
+        return cls(**values)

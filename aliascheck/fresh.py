@@ -146,21 +146,23 @@ def compare(obj: Any, *, timeout: float = 60.0) -> list[Finding]:
     data = bytes(obj) if isinstance(obj, (bytes, bytearray, memoryview)) else cp.dumps(obj)
     site, stack = sites.where()
     status, answer = _run_child(data, timeout)
-    from .ledger import current
+    # The running test's ledger applies its ignore patterns and keeps what is found;
+    # outside a run, a ledger of its own (no patterns) makes the findings.
+    from .ledger import Ledger, active
 
-    test = current.test if current is not None and current.recording else None
+    led = active() or Ledger()
+    def report(owner: str, changes: list[Change]) -> list[Finding]:
+        return led.report(KIND, changes, owner=owner, site=site, stack=stack, check=CHECK, hint=HINT)
+
     if status == "error":
-        return [Finding(KIND, "<pickle>", "<loads>", "loads in this process", answer, site, CHECK, test,
-                        "", "error", HINT, stack)]
+        return report("<pickle>", [Change("<loads>", "loads in this process", answer)])
     found = []
     for tracker_id, fresh_fp in answer.items():
         live = cp._DYNAMIC_CLASS_TRACKER_BY_ID.get(tracker_id)
         if live is None:
             continue
-        owner = qualname_of(live)  # a rebuilt class's __qualname__ loses its "<locals>" part
-        for change in state_changes(class_state(live), fresh_fp):
-            found.append(Finding(KIND, owner, change.path, change.before, change.after, site, CHECK, test,
-                                 "", "error", HINT, stack))
+        # qualname_of: a rebuilt class's __qualname__ loses its "<locals>" part
+        found += report(qualname_of(live), state_changes(class_state(live), fresh_fp))
     return found
 
 
@@ -169,9 +171,9 @@ def assert_same(obj: Any, *, timeout: float = 60.0) -> None:
     __tracebackhide__ = True
     found = compare(obj, timeout=timeout)
     if found:
-        from .report import render
+        from .report import failure
 
-        raise AliasFinding(found, "\n" + render(found))
+        raise AliasFinding(found, failure(found))
 
 
 def _run_child(data: bytes, timeout: float) -> tuple[str, Any]:

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
 from typing import Any
 
 import aliascheck.ledger as _ledger
-
-from .shadow import qualname_of
 
 _tls = threading.local()
 _patches: dict[tuple[Any, str], list[Any]] = {}  # (cls, name) -> [count, original]
@@ -54,6 +52,16 @@ def patch(cls: type | ModuleType, name: str, make: Callable[[Any], Any]) -> Call
     return undo
 
 
+def undo_all(undos: Sequence[Callable[[], None]]) -> Callable[[], None]:
+    """One undo for several, run last first so that patches unwind in reverse order."""
+
+    def undo() -> None:
+        for one in reversed(undos):
+            one()
+
+    return undo
+
+
 def instrument(
     cls: type,
     state: Iterable[str] = ("state_dict",),
@@ -66,16 +74,16 @@ def instrument(
     undos = []
     for name in state:
         if name in cls.__dict__:
-            undos.append(patch(cls, name, lambda f, n=name: _handover(f, kind or n)))
+            undos.append(patch(cls, name, functools.partial(_handover, kind=kind or name)))
     for name in load:
         if name in cls.__dict__:
-            undos.append(patch(cls, name, lambda f, n=name: _reentry(f, kind or n)))
+            undos.append(patch(cls, name, functools.partial(_reentry, kind=kind or name)))
     for name in iterate:
         if name in cls.__dict__:
             undos.append(patch(cls, name, _root))
     if init and "__init__" in cls.__dict__:
         undos.append(patch(cls, "__init__", _created))
-    return lambda: [undo() for undo in reversed(undos)] and None
+    return undo_all(undos)
 
 
 def _handover(original: Any, kind: str) -> Any:
@@ -96,7 +104,7 @@ def _handover(original: Any, kind: str) -> Any:
             # Nested in an outer call: one handover, but remember who made which part.
             nested = getattr(_tls, "nested", None)
             if nested is not None:
-                nested.append((id(result), qualname_of(type(self)), led.label(self)))
+                nested.append((result, self))
             return result
         nested, _tls.nested = _tls.nested, None
         led.note_root(self)

@@ -23,25 +23,29 @@ test's own thread, so findings land on the test that caused them.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import gc
 import os
+import reprlib
 import threading
 import types
 import weakref
 from collections import Counter, deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import aliascheck.probe as probe
 import aliascheck.sites as sites
 
+from .config import match
 from .diff import Change, diff
-from .findings import HINTS, Finding, Handover
+from .findings import Finding, Handover
 from .fingerprint import Fingerprint, fingerprint
+from .kinds import LOAD_METHODS, STATE_METHODS, kind_of
 from .shadow import qualname_of
 
 MAX_PATHS = 20  # changed paths reported per snapshot; the rest are counted
+MAX_TEXT = 200  # characters of a value shown in a finding
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,17 +56,19 @@ class Settings:
 
 
 class Record:
-    __slots__ = ("handover", "obj", "fp", "owner", "nested", "always", "flagged", "aliases")
+    __slots__ = ("handover", "obj", "fp", "owner", "owner_type", "nested", "always", "flagged", "aliases", "shares")
 
     def __init__(self, handover: Handover, obj: Any, fp: Fingerprint, owner: Any, always: bool) -> None:
         self.handover = handover
         self.obj = obj
         self.fp = fp
         self.owner = _weak(owner)
-        self.nested: list[tuple[int, str, str]] = []  # (id, owner type, label) of inner state_dicts
+        self.owner_type: type | None = None if isinstance(owner, str) else type(owner)
+        self.nested: list[tuple[int, str, str, type]] = []  # (id, owner name, label, type) of inner state_dicts
         self.always = always  # judged whoever holds it (loaded, watched)
         self.flagged = False
-        self.aliases: list[tuple[str, str]] = []
+        self.aliases: list[tuple[str, str]] = []  # what the probe found at this handover: warned about if unchanged
+        self.shares: list[tuple[str, str]] = []  # (snapshot path, live path) of its owner type: names a change
 
 
 def _weak(obj: Any) -> Any:
@@ -106,7 +112,7 @@ class Ledger:
         # node must not put its handovers on the test that happens to run now.
         self.born: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
         self.extra_ignore: tuple[str, ...] = ()
-        self._probed: set[tuple[type, str, str]] = set()
+        self._probed: dict[tuple[type, str, str], list[tuple[str, str]]] = {}
         self._labels: dict[int, str] = {}
         self._label_counts: Counter = Counter()
         self._reported_opaque: set[tuple[str, str]] = set()
@@ -138,17 +144,11 @@ class Ledger:
     def drain(self) -> list[Finding]:
         """Take the findings so far, adding alias warnings for records that never changed."""
         with self.lock:
-            # A risk is worth a warning only where no change was proven for that owner.
-            changed = {f.label for f in self.findings if f.kind == "mutation"}
+            # A risk is worth a warning only where no change was proven for that owner type.
+            changed = {f.owner for f in self.findings if f.kind == "mutation"}
             for rec in self.records.values():
-                if (
-                    rec.aliases
-                    and not rec.flagged
-                    and rec.handover.label not in changed
-                    and (rec.always or self._kept(rec))  # a dropped snapshot is no risk
-                ):
-                    self._alias_findings(rec)
-                    changed.add(rec.handover.label)
+                if rec.aliases and not rec.flagged and (rec.always or self._kept(rec)):  # a dropped one is no risk
+                    changed |= self._alias_findings(rec, changed)
                 rec.aliases = []
             out = list(self.findings)
             self.findings.clear()
@@ -194,7 +194,11 @@ class Ledger:
     def handover(
         self, obj: Any, owner: Any, kind: str, nested: list | None = None, local_refs: int = 2, always: bool = False
     ) -> None:
-        """Record *obj* as handed over by *owner*. *local_refs*: the caller's references to it."""
+        """Record *obj* as handed over by *owner*. *local_refs*: the caller's references to it.
+
+        *nested*: ``(part, inner owner)`` for each state_dict() an inner owner made during
+        this call; changes under a part are blamed on its owner.
+        """
         if not self.recording or os.getpid() != self.pid or obj is None or self._stale(owner):
             return
         fp = fingerprint(obj)
@@ -214,19 +218,43 @@ class Ledger:
                 Handover(owner_name, label, kind, site, stack, threading.current_thread().name, self.test),
                 obj, fp, owner, always=always,
             )
-            if nested:
-                rec.nested = nested
+            # A plain loop: a comprehension naming obj would make it a cell, and a cell left
+            # in a frame cycle looks like a keeper to gc.get_referrers until a collection.
+            inner = []
+            for part, inner_owner in nested or ():
+                if part is not obj:
+                    inner.append((part, inner_owner))
+                    rec.nested.append((id(part), qualname_of(type(inner_owner)), self.label(inner_owner),
+                                       type(inner_owner)))
             self.records[id(obj)] = rec
             self._note_unverifiable(rec)
             if fp.detail is not None and b"BufferToken" in fp.detail:
                 self._index_buffers(rec)
-        if (
-            self.settings.probe_aliases
-            and (owner_type, kind, site) not in self._probed
-            and not probe.trusted(owner_type)
-        ):
-            self._probed.add((owner_type, kind, site))
-            rec.aliases = probe.aliases(obj, owner, rec.handover.label)
+        if self.settings.probe_aliases and not isinstance(owner, str):
+            self._probe(rec, owner, kind, site, inner)
+
+    def _probe(self, rec: Record, owner: Any, kind: str, site: str, inner: list[tuple[Any, Any]]) -> None:
+        """Name the live objects the snapshot shares with its owner (and inner owners).
+
+        The walk runs once per (owner type, kind, site): later handovers of the same
+        code share the same live attributes, so they reuse its answer to name a change.
+        Only the first one's answer can become an ``alias`` warning.
+        """
+        key = (type(owner), kind, site)
+        known = self._probed.get(key)
+        if known is not None:
+            rec.shares = known
+            return
+        found: list[tuple[str, str]] = []
+        if not probe.trusted(type(owner)):
+            found += probe.aliases(rec.obj, owner, type(owner).__name__)
+        if inner:
+            where = {id(part): path for path, part in probe.parts(rec.obj, "", 8, False)}
+            for part, inner_owner in inner:
+                if id(part) in where and not probe.trusted(type(inner_owner)):
+                    prefix = where[id(part)]
+                    found += [(prefix + p, o) for p, o in probe.aliases(part, inner_owner, type(inner_owner).__name__)]
+        self._probed[key] = rec.shares = rec.aliases = found
 
     def _rehandover(self, prev: Record, fp: Fingerprint, local_refs: int) -> None:
         if prev.flagged or prev.fp.digest == fp.digest:
@@ -339,25 +367,34 @@ class Ledger:
         )
 
     def _judge(self, rec: Record, fp: Fingerprint, check: str) -> bool:
-        changes = [c for c in self._own_changes(rec, diff(rec.fp, fp)) if not self._ignored(rec, c)]
-        if not changes:
+        changes = self._own_changes(rec, diff(rec.fp, fp, collapse=True))
+        found = 0
+        for owner, label, owner_type, group in self._by_owner(rec, changes):
+            found += len(self.report(
+                "mutation", group, owner=owner, label=label, site=rec.handover.site, stack=rec.handover.stack,
+                thread=rec.handover.thread, check=check, origin=self._origin(rec, owner_type), aliases=rec.shares,
+                loaded=rec.handover.kind in LOAD_METHODS,
+            ))
+        if not found:  # every change was ignored: the snapshot as it is now is the baseline
             rec.fp = fp
             return False
         rec.flagged = True
-        self.stats.flagged += 1
-        owners = self._nested_owners(rec)
-        hint = HINTS["mutation"]
-        if rec.aliases:
-            hint = "; ".join(f"{o} is {p or '<root>'}" for p, o in rec.aliases) + f" -- {hint}"
-        shown = changes[:MAX_PATHS]
-        for i, change in enumerate(shown):
-            owner, label = _owner_of(change.path, owners, rec.handover)
-            self.findings.append(Finding(
-                "mutation", owner, change.path, change.before, change.after, rec.handover.site, check,
-                self.test, label, "error", hint, rec.handover.stack,
-                len(changes) - len(shown) if i == len(shown) - 1 else 0, rec.handover.thread,
-            ))
         return True
+
+    def _origin(self, rec: Record, owner_type: type | None) -> str:
+        if owner_type is None or rec.handover.kind == "watch":
+            return ""
+        return sites.origin(owner_type, LOAD_METHODS if rec.handover.kind in LOAD_METHODS else STATE_METHODS)
+
+    def _by_owner(self, rec: Record, changes: list[Change]) -> list[tuple[str, str, type | None, list[Change]]]:
+        """The changes grouped by the owner that made their part (an inner state_dict's, or the record's)."""
+        owners = self._nested_owners(rec)
+        groups: dict[str, tuple[str, str, type | None, list[Change]]] = {}
+        for change in changes:
+            who = next((o[1:] for o in owners if change.path.startswith(o[0])),
+                       (rec.handover.owner, rec.handover.label, rec.owner_type))
+            groups.setdefault(who[1], (*who, []))[3].append(change)
+        return list(groups.values())
 
     def _own_changes(self, rec: Record, changes: list[Change]) -> list[Change]:
         """Leave changes under a part that has a record of its own to that record."""
@@ -369,64 +406,150 @@ class Ledger:
         ]
         return [c for c in changes if not any(c.path.startswith(p) for p in foreign)]
 
-    def _nested_owners(self, rec: Record) -> list[tuple[str, str, str]]:
+    def _nested_owners(self, rec: Record) -> list[tuple[str, str, str, type]]:
         if not rec.nested:
             return []
         # Modules hand one destination dict down to their children: that is the outer owner's.
-        ids = {i: (o, lbl) for i, o, lbl in rec.nested if i != id(rec.obj)}
+        ids = {i: (o, lbl, t) for i, o, lbl, t in rec.nested if i != id(rec.obj)}
         found = [(path, *ids[id(part)]) for path, part in probe.parts(rec.obj, "", 8, False) if id(part) in ids]
         return sorted(found, key=lambda e: -len(e[0]))
 
-    def _ignored(self, rec: Record, change: Change) -> bool:
-        return self._ignored_path(rec.handover.owner, change.path)
-
-    def _ignored_path(self, owner: str, path: str) -> bool:
+    def ignored(self, owner: str, path: str) -> bool:
+        """Whether an ignore pattern (the session's or the test's marker's) matches ``path`` or ``owner:path``."""
         patterns = self.settings.ignore + self.extra_ignore
         subject = f"{owner}:{path}"
-        return any(_match(path, p) or _match(subject, p) for p in patterns)
+        return any(match(path, p) or match(subject, p) for p in patterns)
 
-    def _alias_findings(self, rec: Record) -> None:
-        severity = "error" if self.settings.strict else "warning"
-        for path, owner_path in rec.aliases:
-            if self._ignored_path(rec.handover.owner, path or "<root>"):
+    def _alias_findings(self, rec: Record, changed: set[str]) -> set[str]:
+        """Warn about what *rec* shares with live state, for owners not in *changed*; returns those warned about."""
+        warned = set()
+        for owner, label, owner_type, group in self._by_owner(rec, [
+            Change(path, owner_path, "shared, not changed (yet)") for path, owner_path in rec.aliases
+        ]):
+            if owner in changed:
                 continue
-            self.findings.append(Finding(
-                "alias", rec.handover.owner, path or "<root>", owner_path, "shared, not changed (yet)",
-                rec.handover.site, "alias-probe", self.test, rec.handover.label, severity, HINTS["alias"],
-                rec.handover.stack, thread=rec.handover.thread,
-            ))
+            warned.add(owner)
+            self.report("alias", group, owner=owner, label=label, site=rec.handover.site,
+                        stack=rec.handover.stack, thread=rec.handover.thread, check="alias-probe",
+                        origin=self._origin(rec, owner_type), aliases=rec.aliases)
+        return warned
 
     def _note_unverifiable(self, rec: Record) -> None:
         if rec.fp.verifiable:
             return
-        self.stats.unverifiable += 1
-        for path, what in rec.fp.unverifiable()[:MAX_PATHS]:
+        fresh = []
+        for path, what in rec.fp.unverifiable():
             key = (rec.handover.owner, path)
             if key not in self._reported_opaque:
                 self._reported_opaque.add(key)
-                self.findings.append(Finding(
-                    "unverifiable", rec.handover.owner, path or "<root>", what, "not checked",
-                    rec.handover.site, "handover", self.test, rec.handover.label, "info",
-                    HINTS["unverifiable"], rec.handover.stack,
-                ))
+                fresh.append(Change(path, what, "not checked"))
+        if fresh:
+            self.report("unverifiable", fresh, owner=rec.handover.owner, label=rec.handover.label,
+                        site=rec.handover.site, stack=rec.handover.stack, thread=rec.handover.thread,
+                        check="handover", origin=self._origin(rec, rec.owner_type))
+
+    # -- the one producer ----------------------------------------------------
+    def report(
+        self,
+        kind: str,
+        changes: Iterable[Change],
+        *,
+        owner: str,
+        check: str,
+        label: str = "",
+        site: str = "",
+        stack: Sequence[str] = (),
+        thread: str | None = None,
+        severity: str | None = None,
+        hint: str = "",
+        origin: str = "",
+        shares: str = "",
+        aliases: Sequence[tuple[str, str]] = (),
+        loaded: bool = False,
+    ) -> list[Finding]:
+        """Make the findings of one look at one owner's state; every finding is made here.
+
+        Applies the ignore patterns (``*`` and ``?`` only, brackets literal) to the
+        path and to ``owner:path``, keeps at most :data:`MAX_PATHS` paths (counting
+        the rest in the last one's ``more``), sets the severity (an ``alias`` is an
+        error under ``--aliascheck-strict``), counts the stats and puts the findings
+        on the running test. *aliases*: (snapshot path, live path) pairs that name
+        what a change shares; *loaded*: the state was the caller's, kept by a load.
+        Returns what was reported (nothing when every path was ignored).
+        """
+        spec = kind_of(kind)
+        kept = [c for c in changes if not self.ignored(owner, c.path or "<root>")]
+        if not kept:
+            return []
+        if severity is None:
+            severity = "error" if kind == "alias" and self.settings.strict else spec.severity
+        shown = kept[:MAX_PATHS]
+        out = [
+            Finding(
+                kind=kind, owner=owner, path=c.path or "<root>", before=_text(c.before), after=_text(c.after),
+                handover=site, check=check, test=self.test, label=label, severity=severity,
+                hint=hint or spec.hint, stack=tuple(stack),
+                more=len(kept) - len(shown) if i == len(shown) - 1 else 0,
+                thread=threading.current_thread().name if thread is None else thread,
+                detail=_text(c.text), origin=origin,
+                shares=shares or _shared(c.path, aliases) or ("the caller's state" if loaded else ""),
+            )
+            for i, c in enumerate(shown)
+        ]
+        with self.lock:
+            if kind == "unverifiable":
+                self.stats.unverifiable += 1
+            elif severity != "info":
+                self.stats.flagged += 1
+            self.findings.extend(out)
+        return out
+
+    def note_handover(self, owner: str) -> None:
+        """Count a handover an adapter saw but records itself (a class pickled by cloudpickle)."""
+        with self.lock:
+            self.stats.handovers += 1
+            self.stats.owners[owner] += 1
+
+    def note_checked(self) -> None:
+        """Count a check an adapter made (the live class around a loads)."""
+        with self.lock:
+            self.stats.checked += 1
 
 
-def _match(text: str, pattern: str) -> bool:
-    """fnmatch with ``*`` and ``?`` only: ``[`` is literal, as in every path we print."""
-    return fnmatch.fnmatchcase(text, pattern.replace("[", "[[]"))
+def _shared(path: str, aliases: Sequence[tuple[str, str]]) -> str:
+    """The live path of the innermost alias at or above *path*."""
+    best = ""
+    best_len = -1
+    for snap_path, live_path in aliases:
+        if path.startswith(snap_path) and len(snap_path) > best_len:
+            best, best_len = live_path, len(snap_path)
+    return best
 
 
-def _owner_of(path: str, owners: list[tuple[str, str, str]], handover: Handover) -> tuple[str, str]:
-    for prefix, owner, label in owners:
-        if path.startswith(prefix):
-            return owner, label
-    return handover.owner, handover.label
+_repr = reprlib.Repr()
+_repr.maxstring = _repr.maxother = MAX_TEXT
+
+
+def _text(value: Any) -> str:
+    """*value* as bounded text: a long string cut, a repr that raises shown as its type."""
+    if not isinstance(value, str):
+        try:
+            value = _repr.repr(value)
+        except Exception:
+            return f"<{type(value).__name__}>"
+    return value if len(value) <= MAX_TEXT else value[: MAX_TEXT - 3] + "..."
 
 
 # The active ledger. A stack: pytester runs pytest inside pytest, each session
 # pushes its own and must pop exactly its own.
 _stack: list[Ledger] = []
 current: Ledger | None = None
+
+
+def active() -> Ledger | None:
+    """The ledger recording in this process now, if any: what adapters report to."""
+    led = current
+    return led if led is not None and led.recording and led.pid == os.getpid() else None
 
 
 def push(ledger: Ledger) -> None:

@@ -29,11 +29,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--aliascheck-mode", dest="aliascheck_mode", choices=("fail", "warn"), default=None,
                     help="fail tests with findings (default), or only warn")
     group.addoption("--aliascheck-report", dest="aliascheck_report", metavar="PATH", default=None,
-                    help="write findings and counters as JSON to PATH")
+                    help="write bugs, every occurrence and the counters as JSON to PATH")
+    group.addoption("--aliascheck-sarif", dest="aliascheck_sarif", metavar="PATH", default=None,
+                    help="write a SARIF 2.1.0 log (one result per bug) to PATH, for code scanning")
+    group.addoption("--aliascheck-verbose", dest="aliascheck_verbose", action="store_true", default=False,
+                    help="list every occurrence of each bug, not just the bug")
     parser.addini("aliascheck", "enable aliascheck (like --aliascheck)", type="bool", default=False)
     parser.addini("aliascheck_steps", "default for --aliascheck-steps", default="4")
     parser.addini("aliascheck_strict", "like --aliascheck-strict", type="bool", default=False)
     parser.addini("aliascheck_mode", "default for --aliascheck-mode", default="fail")
+    parser.addini("aliascheck_verbose", "like --aliascheck-verbose", type="bool", default=False)
     parser.addini("aliascheck_ignore", "path patterns (fnmatch; 'Owner:path' or path) never reported",
                   type="linelist", default=[])
     parser.addini("aliascheck_disable", "adapters to leave out (torchdata, torch, cloudpickle, generic, all)",
@@ -71,6 +76,7 @@ class SessionPlugin:
     def __init__(self, session: Session, config: pytest.Config) -> None:
         self.session = session
         self.config = config
+        self.problems: list[str] = []  # reports that could not be written, said in the summary
 
     def pytest_collection_finish(self) -> None:
         # After collection the test modules' imports are done: install what applies
@@ -108,12 +114,14 @@ class SessionPlugin:
         led.owning = led.recording
         try:
             result = yield
-        except BaseException:
-            findings = self.session.end_test(self._steps(item))
+        except BaseException as exc:
+            # What the test raised itself (aliascheck.fresh.assert_same) is not said twice.
+            raised = {id(f) for f in getattr(exc, "findings", ())}
+            findings = [f for f in self.session.end_test(self._steps(item)) if id(f) not in raised]
             if findings:
                 from .report import render
 
-                item.add_report_section("call", "aliascheck", render(findings))
+                item.add_report_section("call", "aliascheck", render(findings, self.session.options.verbose))
             raise
         self._act(self.session.end_test(self._steps(item)))
         return result
@@ -132,24 +140,30 @@ class SessionPlugin:
     def _act(self, findings: list[Any]) -> None:
         __tracebackhide__ = True
         from .errors import AliascheckWarning, AliasFinding
-        from .report import render
+        from .report import failure
 
+        verbose = self.session.options.verbose
         errors = [f for f in findings if f.severity == "error"]
         warned = [f for f in findings if f.severity == "warning"]
         if errors and self.session.options.mode == "fail":
-            raise AliasFinding(errors, "\n" + render(errors))
+            raise AliasFinding(errors, failure(errors, verbose))
         import warnings
 
         shown = errors + warned
         if shown:
-            warnings.warn(AliascheckWarning(render(shown)), stacklevel=1)
+            warnings.warn(AliascheckWarning(failure(shown, verbose)), stacklevel=1)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from .report import summary
+        from .report import by_bug, summary
 
+        bugs = by_bug(self.session.findings)
+        if bugs:
+            terminalreporter.section("aliascheck: bugs", sep="-")
+            for line in bugs:
+                terminalreporter.write_line(line)
         for line in summary(self.session.stats, self.session.findings, self.session.tests):
             terminalreporter.write_line(line)
-        for problem in self.session.adapters.problems:
+        for problem in self.session.adapters.problems + self.problems:
             terminalreporter.write_line(f"aliascheck: {problem}")
 
     @pytest.hookimpl(trylast=True)
@@ -161,8 +175,26 @@ class SessionPlugin:
             workeroutput["aliascheck"] = jsonreport.payload(self.session.stats, self.session.findings)
             workeroutput["aliascheck_tests"] = self.session.tests
             return
-        if self.session.options.report:
-            jsonreport.write(self.session.options.report, self.session.stats, self.session.findings)
+        options, findings = self.session.options, self.session.findings
+        if options.report:
+            self._write(options.report, jsonreport.payload(self.session.stats, findings))
+        if options.sarif:
+            from .bugs import Code, group
+            from .sarifreport import sarif
+
+            def at_test(bug: Any) -> Code | None:  # a bug whose line is not in the checkout: its first test
+                return Code(bug.tests[0].partition("::")[0], 0) if bug.tests else None
+
+            self._write(options.sarif, sarif(group(f for f in findings if f.severity != "info"), at_test))
+
+    def _write(self, path: str, data: dict[str, Any]) -> None:
+        """Write a report; an unwritable path is one line in the summary, the run's outcome stands."""
+        import aliascheck.jsonreport as jsonreport
+
+        try:
+            jsonreport.write(path, data)
+        except OSError as exc:
+            self.problems.append(f"error: cannot write {path}: {exc.strerror or exc}")
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -215,6 +247,6 @@ def aliascheck(request: pytest.FixtureRequest) -> Generator[Helper, None, None]:
         own.stop()
     if findings:
         from .errors import AliasFinding
-        from .report import render
+        from .report import failure
 
-        raise AliasFinding(findings, "\n" + render(findings))
+        raise AliasFinding(findings, failure(findings))

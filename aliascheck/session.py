@@ -12,8 +12,10 @@ import aliascheck.harness as harness
 
 from .adapters import Adapters
 from .config import Options
+from .diff import Change
 from .findings import Finding
 from .ledger import Ledger, Settings, Stats, pop, push
+from .shadow import qualname_of
 
 
 class Session:
@@ -49,9 +51,9 @@ class Session:
             return []
         led.owning = False
         try:
-            notes = self.step_roots(harness.select_roots([r for r in led.roots.values() if led.built_now(r)]), steps)
+            self.step_roots(harness.select_roots([r for r in led.roots.values() if led.built_now(r)]), steps)
             led.verify_all("teardown")
-            found = notes + led.drain()
+            found = led.drain()
         finally:
             self._absorb()
             led.end()
@@ -66,7 +68,8 @@ class Session:
             self.ledger.end()
 
     def step_roots(self, roots: list[Any], steps: int, check: str = "teardown") -> list[Finding]:
-        notes = []
+        """Step each root; a root that could not be stepped is an ``unverifiable`` note (also in the ledger)."""
+        notes: list[Finding] = []
         for root in roots:
             if steps <= 0:
                 break
@@ -77,18 +80,17 @@ class Session:
                 continue  # never started: stepping would start what the test did not
             result = harness.step(it, type(root).__qualname__, steps, self.options.step_timeout)
             if result.note and result.note != "exhausted":
-                notes.append(Finding(
-                    "unverifiable", f"{type(root).__module__}.{type(root).__qualname__}", "<root>",
-                    f"stepped {result.steps} of {steps}", result.note, "", check,
-                    self.ledger.test, self.ledger.label(root), "info",
-                    "the teardown check could not step this node; its snapshots were verified as they were",
-                ))
+                notes += self.ledger.report(
+                    "unverifiable", [Change("<root>", f"stepped {result.steps} of {steps}", result.note)],
+                    owner=qualname_of(type(root)), label=self.ledger.label(root), check=check,
+                    hint="the teardown check could not step this node; its snapshots were verified as they were",
+                )
         return notes
 
     def check_node(self, node: Any, steps: int) -> list[Finding]:
         """Step *node* now (the fixture's explicit check), verify every record, return the findings so far."""
         led = self.ledger
-        led.findings.extend(self.step_roots([node], steps, check="harness"))
+        self.step_roots([node], steps, check="harness")
         led.verify_all("harness")
         with led.lock:
             return list(led.findings)

@@ -6,8 +6,15 @@ with ``sys._getframe`` costs about one, which matters on a worker's hot path.
 
 from __future__ import annotations
 
+import dis
 import os
 import sys
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 _OURS = (os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "plugins"))
@@ -34,10 +41,10 @@ def _noise(filename: str) -> bool:
 
 def where(skip: int = 2) -> tuple[str, tuple[str, ...]]:
     """(innermost "file:line" outside aliascheck, up to five "file:line in func" frames)."""
-    frame = sys._getframe(skip)
+    frame: FrameType | None = sys._getframe(skip)
     while frame is not None and is_ours(frame.f_code.co_filename):
         frame = frame.f_back
-    stack = []
+    stack: list[str] = []
     while frame is not None and len(stack) < _DEPTH:
         code = frame.f_code
         if not _noise(code.co_filename):
@@ -59,9 +66,71 @@ def _short(filename: str) -> str:
 
 def held_by_callers(obj: object) -> bool:
     """Whether a local variable of a frame in this thread's stack (outside aliascheck) is *obj*."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if not is_ours(frame.f_code.co_filename) and any(v is obj for v in frame.f_locals.values()):
             return True
         frame = frame.f_back
     return False
+
+
+# Where code that is not the user's lives: the standard library and installed packages.
+_LIBRARY = (os.path.dirname(os.__file__) + os.sep,)
+_PACKAGES = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+_origins: weakref.WeakKeyDictionary[type, dict[tuple[str, ...], str]] = weakref.WeakKeyDictionary()
+
+
+def origin(cls: type, methods: Sequence[str]) -> str:
+    """``file:line in module.Qualname.method``: the user's own method of *cls* among *methods*.
+
+    The most derived class's method wins (``Shards.get_state`` over torchdata's
+    ``BaseNode.state_dict``, which only calls it); methods in installed packages,
+    the standard library or aliascheck are not the user's and are passed over, so
+    a ``torch.nn.Linear`` has none (its handover site names the user's line).
+    The line is the method's one ``return``, or its ``def`` line when it has several.
+    Computed once per class.
+    """
+    try:
+        known = _origins.setdefault(cls, {})
+    except TypeError:  # not weakly referenceable
+        known = {}
+    key = tuple(methods)
+    if key not in known:
+        known[key] = _find_origin(cls, key)
+    return known[key]
+
+
+def _find_origin(cls: type, methods: tuple[str, ...]) -> str:
+    for klass in getattr(cls, "__mro__", ()):
+        for name in methods:
+            fn = _unwrap(klass.__dict__.get(name))
+            code = getattr(fn, "__code__", None)
+            if code is None or _not_users(code.co_filename):
+                continue
+            qualname = f"{getattr(fn, '__module__', '') or ''}.{getattr(fn, '__qualname__', name)}".lstrip(".")
+            return f"{_short(code.co_filename)}:{_return_line(code)} in {qualname}"
+    return ""
+
+
+def _unwrap(fn: Any) -> Any:
+    for _ in range(8):  # aliascheck's wrapper, functools.wraps, staticmethod/classmethod
+        inner = getattr(fn, "__aliascheck_original__", None) or getattr(fn, "__wrapped__", None) \
+            or getattr(fn, "__func__", None)
+        if inner is None:
+            return fn
+        fn = inner
+    return fn
+
+
+def _not_users(filename: str) -> bool:
+    return (filename.startswith(("<", *_LIBRARY)) or any(p in filename for p in _PACKAGES)
+            or is_ours(filename))
+
+
+def _return_line(code: Any) -> int:
+    starts = sorted((offset, line) for offset, line in dis.findlinestarts(code) if line is not None)
+    lines = set()
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("RETURN_VALUE", "RETURN_CONST"):
+            lines.add(next((line for offset, line in reversed(starts) if offset <= ins.offset), 0))
+    return lines.pop() if len(lines) == 1 else code.co_firstlineno

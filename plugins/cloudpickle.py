@@ -18,12 +18,12 @@ Three module attributes are wrapped, which is what every load finds by name
 - ``_dynamic_class_reduce``: every dynamic class a Pickler hands over, counted,
   its site kept to name where the pickle was made.
 
-Findings are appended to the ledger under its lock, in whichever thread loads.
+Findings go through the running ledger's one producer (``Ledger.report``), in
+whichever thread loads.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import os
 import threading
@@ -35,14 +35,14 @@ from cloudpickle import cloudpickle as _cp
 
 import aliascheck.ledger as _ledger
 import aliascheck.sites as sites
-from aliascheck.findings import HINTS, Finding
+from aliascheck.config import match
+from aliascheck.diff import Change
 from aliascheck.fresh import changed_names, class_state, pickled_state, state_changes
 from aliascheck.hookspecs import hookimpl
 from aliascheck.instrument import patch
 from aliascheck.shadow import qualname_of
 
 REQUIRES = "cloudpickle"
-MAX_PATHS = 20
 # Frames as sites.where() names them: short under site-packages, absolute elsewhere.
 _CLOUDPICKLE_FRAMES = ("cloudpickle" + os.sep, os.path.dirname(os.path.abspath(_cp.__file__)) + os.sep)
 
@@ -90,9 +90,8 @@ def _checked(original: Any) -> Any:
         with _lock:
             fresh = obj in _skeletons
             _skeletons.discard(obj)
-        led = _ledger.current
-        if (fresh or led is None or not led.recording or os.getpid() != led.pid
-                or not (isinstance(state, tuple) and isinstance(state[0], dict)) or _allow(obj)):
+        led = _ledger.active()
+        if fresh or led is None or not (isinstance(state, tuple) and isinstance(state[0], dict)) or _allow(obj):
             return original(obj, state)
         try:
             written = pickled_state(state[0])
@@ -113,15 +112,11 @@ def _checked(original: Any) -> Any:
 def _handed_over(original: Any) -> Any:
     @functools.wraps(original)
     def _dynamic_class_reduce(obj: Any) -> Any:
-        led = _ledger.current
-        if led is not None and led.recording and os.getpid() == led.pid:
-            site = _site()[0]
-            with led.lock:
-                led.stats.handovers += 1
-                led.stats.owners[qualname_of(obj)] += 1
-                test = led.test
+        led = _ledger.active()
+        if led is not None:
+            led.note_handover(qualname_of(obj))
             with _lock:
-                _pickled_at[obj] = (test, site)
+                _pickled_at[obj] = (led.test, _site()[0])
         return original(obj)
 
     return _dynamic_class_reduce
@@ -129,13 +124,7 @@ def _handed_over(original: Any) -> Any:
 
 def _allow(cls: type) -> bool:
     name = qualname_of(cls)
-    return bool(_allowed) and any(fnmatch.fnmatchcase(name, p) for p in _allowed[-1])
-
-
-def _ignored(led: Any, owner: str, path: str) -> bool:
-    patterns = led.settings.ignore + led.extra_ignore
-    subject = f"{owner}:{path}"
-    return any(fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(subject, p) for p in patterns)
+    return bool(_allowed) and any(match(name, p) for p in _allowed[-1])
 
 
 def _site() -> tuple[str, tuple[str, ...]]:
@@ -148,34 +137,18 @@ def _site() -> tuple[str, tuple[str, ...]]:
 
 
 def _report(led: Any, cls: type, changes: list[Any]) -> None:
-    owner = qualname_of(cls)
-    changes = [c for c in changes if not _ignored(led, owner, c.path)]
+    led.note_checked()
     if not changes:
-        with led.lock:
-            led.stats.checked += 1
         return
     site, stack = _site()
-    thread = threading.current_thread().name
     with _lock:
         pickled_in, pickled = _pickled_at.get(cls, (None, ""))
-    with led.lock:
-        led.stats.checked += 1
-        led.stats.flagged += 1
-        label = f"pickled at {pickled}" if pickled and pickled_in == led.test else ""
-        shown = changes[:MAX_PATHS]
-        for i, change in enumerate(shown):
-            led.findings.append(Finding(
-                "class-reset", owner, change.path, change.before, change.after, site, "loads", led.test,
-                label, "error", HINTS["class-reset"], stack,
-                len(changes) - len(shown) if i == len(shown) - 1 else 0, thread,
-            ))
+    led.report("class-reset", changes, owner=qualname_of(cls), check="loads", site=site, stack=stack,
+               label=f"pickled at {pickled}" if pickled and pickled_in == led.test else "")
 
 
 def _unchecked(led: Any, cls: type, exc: Exception) -> None:
     site, stack = _site()
-    with led.lock:
-        led.stats.unverifiable += 1
-        led.findings.append(Finding(
-            "unverifiable", qualname_of(cls), "<class>", f"{type(exc).__name__}: {exc}", "not checked", site,
-            "loads", led.test, "", "info", "an aliascheck bug: please report it with this class", stack,
-        ))
+    led.report("unverifiable", [Change("<class>", f"{type(exc).__name__}: {exc}", "not checked")],
+               owner=qualname_of(cls), check="loads", site=site, stack=stack,
+               hint="an aliascheck bug: please report it with this class")

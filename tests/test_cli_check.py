@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -14,11 +15,13 @@ from hypothesis import given, settings
 
 pytest.importorskip("torchdata.nodes")
 
+import aliascheck.bugs as bugs  # noqa: E402
 import aliascheck.check as check  # noqa: E402
 from aliascheck.cli import ExitCode, main, snippet  # noqa: E402
 from aliascheck.config import Options  # noqa: E402
 from aliascheck.findings import Finding  # noqa: E402
 from aliascheck.fingerprint import Fingerprint  # noqa: E402
+from aliascheck.kinds import KINDS  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 AC = str(Path(sys.executable).with_name("aliascheck"))
@@ -55,19 +58,25 @@ def errors(data):
 def test_the_buggy_prefetcher_exits_1_naming_owner_path_and_handover(capsys):
     code, out, _ = run(capsys, "check_factories:buggy")
     assert code == ExitCode.FINDINGS == 1
-    assert "aliascheck [mutation]: handed-over state changed after the handover" in out
-    assert "  owner:    seed_source.MutableSource (MutableSource#1)" in out
-    assert "  path:     ['index']    0 -> 1" in out
+    assert out.startswith("aliascheck [mutation]: seed_source.MutableSource.get_state (tests/data/seed_source.py:24) "
+                          "hands out live state; it changed after the handover\n")
+    assert re.search(r"^  owner:    seed_source\.MutableSource \(\d+ instances\)$", out, re.M)
+    assert "  let out:  tests/data/seed_source.py:24 in seed_source.MutableSource.get_state" in out
+    assert "  shares:   MutableSource.state" in out
+    assert "  change:   ['index']    0 -> 1" in out
     assert "  handover: torchdata/nodes/_populate_queue.py:" in out
-    assert "return a copy from get_state()" in out
+    assert "  fix:      tests/data/seed_source.py:24: return a copy of state from MutableSource.get_state()" in out
+    # The wrong resumes that follow are the mutation's consequence: not bugs of their own.
+    assert out.count("aliascheck [") == 1 and "[resume]" not in out
     assert "aliascheck check check_factories:buggy: 4 schedules, 4 with findings;" in out
+    assert "; 1 bug (" in out and " occurrences in 4 schedules), 0 warnings" in out
 
 
 def test_the_fixed_prefetcher_exits_0(capsys):
     code, out, _ = run(capsys, "check_factories:fixed")
     assert code == ExitCode.OK
     assert out.startswith("aliascheck check check_factories:fixed: 4 schedules, 0 with findings;")
-    assert "0 findings, 0 warnings" in out
+    assert "; no bugs, 0 warnings" in out
 
 
 @pytest.mark.parametrize(("factory", "code"), [("buggy_loader", 1), ("fixed_loader", 0)])
@@ -84,9 +93,10 @@ def test_json_findings_are_finding_to_json_and_name_the_schedule(capsys):
     assert data["target"] == "check_factories:buggy"
     assert data["schedules"][0] == "snap=0,1,3 ahead=4" and data["failing"] == data["schedules"]
     fields = {f.name for f in dataclasses.fields(Finding)}
+    bugs = {bug["id"] for bug in data["bugs"]}
     for raw in data["findings"]:
-        assert set(raw) == fields
-        assert Finding.from_json(raw).to_json() == raw
+        assert set(raw) == fields | {"bug"} and raw["bug"] in bugs
+        assert Finding.from_json(raw).to_json() == {k: v for k, v in raw.items() if k != "bug"}
     mutation = next(f for f in data["findings"] if f["kind"] == "mutation")
     assert (mutation["owner"], mutation["path"]) == ("seed_source.MutableSource", "['index']")
     assert mutation["test"] == "check_factories:buggy [snap=0,1,3 ahead=4]"
@@ -99,32 +109,35 @@ def test_the_json_report_file_matches_the_json_format(capsys, tmp_path):
     assert json.loads(report.read_text())["schedules"] == ["snap=1 ahead=2"]
 
 
-def test_github_format_prints_one_escaped_annotation_per_finding(capsys):
+def test_github_format_prints_one_escaped_annotation_per_bug(capsys):
     code, out, _ = run(capsys, "check_factories:forgetful", "--format", "github")
     assert code == 1
-    annotation, *rest = out.splitlines()
+    annotation, *rest = out.splitlines()  # one bug, however many schedules hit it
     head, _, message = annotation.partition("::aliascheck [resume]")
-    assert head.startswith("::error file=") and head.endswith(",title=aliascheck resume")
-    assert "check_factories.py,line=" in head  # no handover site in the checkout: the factory's definition
-    assert "%0A  path:     item 1    1 -> 0%0A" in message
+    assert head.startswith("::error file=") and ",title=aliascheck resume%3A " in head
+    # The fix is in ForgetfulSource.reset(): the user's line, in the checkout.
+    assert "check_factories.py,line=" in head
+    assert "%0A  change:   item 1    1 -> 0%0A" in message
     assert rest[0].startswith("aliascheck check check_factories:forgetful:")
 
 
 def test_a_restore_that_forgets_its_position_is_a_resume_finding(capsys):
     code, data = run_json(capsys, "check_factories:forgetful")
     assert code == 1
-    [finding] = data["findings"]  # one per (kind, owner), whichever schedules hit it
+    [bug] = data["bugs"]  # one bug, whichever schedules hit it
+    assert bug["occurrences"] == len(data["findings"]) == len(data["failing"]) >= 2
+    finding = data["findings"][0]
     assert finding["kind"] == finding["check"] == "resume"
     assert finding["owner"] == "torchdata.nodes.prefetch.Prefetcher"
     assert (finding["path"], finding["before"], finding["after"]) == ("item 1", "1", "0")
     assert finding["handover"] == "state_dict() after 1 item"
-    assert finding["hint"] == check.RESUME_HINT
+    assert finding["hint"] == KINDS["resume"].hint
 
 
 def test_a_resume_after_aliasing_points_at_the_mutation(capsys):
     _, data = run_json(capsys, "check_factories:buggy")
-    [resume] = [f for f in data["findings"] if f["kind"] == "resume"]
-    assert resume["hint"] == check.RESUME_AFTER_MUTATION
+    resumes = [f for f in data["findings"] if f["kind"] == "resume"]
+    assert resumes and {(f["hint"], f["severity"]) for f in resumes} == {(check.RESUME_AFTER_MUTATION, "info")}
 
 
 @pytest.mark.parametrize(("factory", "code"), [("counter", 1), ("counter_fixed", 0)])
@@ -132,9 +145,10 @@ def test_a_plain_stateful_iterator_is_recorded_by_the_check_itself(capsys, facto
     got, data = run_json(capsys, f"check_factories:{factory}")
     assert got == code
     mutations = [f for f in errors(data) if f["kind"] == "mutation"]
-    assert [(f["owner"], f["path"], f["handover"]) for f in mutations] == (
-        [("check_factories.Counter", "['seen']", check.OUR_CALL)] if code else []
+    assert {(f["owner"], f["path"], f["handover"]) for f in mutations} == (
+        {("check_factories.Counter", "['seen']", check.OUR_CALL)} if code else set()
     )
+    assert len([b for b in data["bugs"] if b["severity"] != "info"]) == code
 
 
 def test_a_bare_source_is_stepped_in_place(capsys):
@@ -247,12 +261,12 @@ def _bug(findings):
 
 
 @pytest.mark.parametrize(("name", "replacement", "error"), [
-    ("distinct", _bug, "KeyError: 'oops'"),
+    ("group", _bug, "KeyError: 'oops'"),
     # Raised inside aliascheck while the user's node is being stepped: still ours, not the node's.
     ("fingerprint", Fingerprint.from_json, "AttributeError: 'int' object has no attribute 'get'"),
 ])
 def test_an_aliascheck_bug_says_so_and_exits_3(capsys, monkeypatch, name, replacement, error):
-    monkeypatch.setattr(check, name, replacement)
+    monkeypatch.setattr(bugs if name == "group" else check, name, replacement)
     code, _, err = run(capsys, "check_factories:fixed", "--schedule", "snap=1 ahead=1")
     assert code == ExitCode.INTERNAL_ERROR == 3
     assert error in err

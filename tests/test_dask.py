@@ -89,10 +89,11 @@ def test_a_reset_between_two_dask_tasks_is_flagged_and_the_fix_removes_it(pytest
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "*test_tasks_share_the_class*",
-        "*aliascheck [[]class-reset[]]: cloudpickle.loads reset an existing class",
+        "*aliascheck [[]class-reset[]]: cloudpickle.loads (tasks.py:17) reset counter.Counter.counter: 1 -> 0",
         "*owner:    counter.Counter (pickled at test_dask_reset.py:*)",
-        "*path:     counter    1 -> 0",
+        "*change:   counter    1 -> 0",
         "*handover: tasks.py:17 (thread *Dask-Default-Threads-*)",
         "*stack:    tasks.py:17 in second",
+        "*fix:      tasks.py:17: load with aliascheck.fixes.cloudpickle.loads(data, existing_classes='keep')",
         "FAILED test_dask_reset.py::test_tasks_share_the_class - *",
     ])

@@ -121,14 +121,20 @@ def test_reproducer_is_flagged_in_100_of_100_runs_and_clean_with_the_fix(pyteste
     result = pytester.runpytest_subprocess(*RUN, "--aliascheck-report=report.json")
     result.assert_outcomes(failed=100, passed=100)
     result.stdout.fnmatch_lines([
-        "*aliascheck [[]class-reset[]]: cloudpickle.loads reset an existing class",
+        "*AliasFinding: cloudpickle.loads (repro.py:7) reset __main__.Klass.classvar: 100 -> None",
+        "*aliascheck [[]class-reset[]]: cloudpickle.loads (repro.py:7) reset __main__.Klass.classvar: 100 -> None",
         "*owner:    __main__.Klass (pickled at repro.py:4)",
-        "*path:     classvar    100 -> None",
+        "*change:   classvar    100 -> None",
+        "*seen by:  the live class before and after loads (1)",
         "*handover: repro.py:7",
-        "*seen by:  the live class before and after loads",
-        "*fix:      load with aliascheck.fixes.cloudpickle.loads(data, existing_classes='keep')",
+        "*fix:      repro.py:7: load with aliascheck.fixes.cloudpickle.loads(data, existing_classes='keep')",
+        # One bug in the terminal summary, with the tests that hit it.
+        "*aliascheck: bugs*",
+        "[[]class-reset] cloudpickle.loads (repro.py:7) reset __main__.Klass.classvar: 100 -> None",
+        "    test_case.py::test_reproducer[[]0]",
         # The fix's layer sits above the detector and keeps the class: those loads have nothing to check.
-        "aliascheck: 200 tests, 200 handovers recorded, 100 checked, 100 flagged (100 findings, 0 warnings)*",
+        "aliascheck: 200 tests, 200 handovers recorded, 100 checked: 1 bug (100 occurrences in 100 tests), "
+        "0 warnings, 0 unverifiable",
     ])
     report = json.loads((pytester.path / "report.json").read_text())
     found = {(f["kind"], f["owner"], f["path"], f["before"], f["after"], f["check"]) for f in report["findings"]}
@@ -174,9 +180,9 @@ def test_a_reset_by_another_thread_is_flagged_in_100_of_100_runs(pytester: pytes
     result.assert_outcomes(failed=100, passed=100)
     result.stdout.fnmatch_lines([
         "*owner:    dynmod.Klass (pickled at test_case.py:*)",
-        "*path:     classvar    100 -> None",
+        "*change:   classvar    100 -> None",
         "*handover: test_case.py:* (thread loader)",
-        "*100 flagged (100 findings, 0 warnings)*",
+        "*: 1 bug (100 occurrences in 100 tests), 0 warnings*",
     ])
 
 
@@ -220,10 +226,10 @@ def test_classes_nested_in_instances_globals_closures_enums_abcs_and_slots_are_c
     result.assert_outcomes(failed=7)
     for owner, path in [("Instance", "classvar"), ("Global", "classvar"), ("Closure", "classvar"),
                         ("Color", "extra"), ("Base", "classvar"), ("Slotted", "classvar")]:
-        result.stdout.fnmatch_lines([f"*owner:    dynmod.{owner} (pickled at *", f"*path:     {path}    100 -> None"])
+        result.stdout.fnmatch_lines([f"*owner:    dynmod.{owner} (pickled at *", f"*change:   {path}    100 -> None"])
     result.stdout.fnmatch_lines([
         "*owner:    dynmod.Methods*",
-        "*path:     method    '<function <lambda> ????????>' -> '<function method ????????>'",
+        "*change:   method    '<function <lambda> ????????>' -> '<function method ????????>'",
     ])
     assert "_abc_impl" not in result.stdout.str()
 
@@ -287,7 +293,7 @@ def test_loads_that_change_nothing_fresh_classes_and_allowed_classes_are_not_fin
     result = pytester.runpytest_subprocess(*RUN)
     result.assert_outcomes(passed=6)
     # no_aliascheck is not a checked test; the allowed class is not even compared; the fresh one has nothing to.
-    result.stdout.fnmatch_lines(["aliascheck: 5 tests, 5 handovers recorded, 2 checked, 0 flagged (0 findings, *"])
+    result.stdout.fnmatch_lines(["aliascheck: 5 tests, 5 handovers recorded, 2 checked: no bugs, 0 warnings, *"])
 
 
 # -- the fresh-process check (aliascheck.fresh), in this process ---------------------
@@ -308,7 +314,7 @@ def test_fresh_process_sees_the_class_as_pickled_not_as_it_is_here() -> None:
     found = {(f.kind, f.owner.rpartition(".")[2], f.path, f.before, f.after) for f in fresh.compare(saved)}
     assert found == {("fresh-class", "Klass", "classvar", "100", "None"),
                      ("fresh-class", "Klass", "added", "1", "<missing>")}
-    with pytest.raises(AliasFinding, match=r"path:     classvar    100 -> None"):
+    with pytest.raises(AliasFinding, match=r"change:   classvar    100 -> None"):
         fresh.assert_same(saved)
 
 

@@ -54,8 +54,8 @@ def test_named_classes_are_checked(pytester):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "*owner:    mycache.Cache (Cache#1)",
-        "*path:     [[]'hits']    0 -> 1",
-        "*seen by:  re-entry (reset/load_state_dict)",
+        "*change:   [[]'hits']    0 -> 1",
+        "*seen by:  re-entry (reset/load_state_dict) (*)",
     ])
 
 

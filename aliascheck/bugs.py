@@ -1,0 +1,225 @@
+"""Occurrences grouped into bugs: the unit every report is made of.
+
+One bug in a user's node shows up many times: every handover of every
+instance, seen by every check, in every test or schedule. Occurrences are one
+bug when they share the kind, the owner type, the live object the snapshot
+shares (or the class attribute reset, or the path that could not be read) and
+the code that let it out: the owner's own ``get_state``/``state_dict`` line, or
+the handover site when the owner has none of its own.
+
+A bug's :attr:`Bug.id` is stable across runs, machines and checkouts (no line
+numbers, labels, thread names, process ids or absolute paths go into it), so
+code scanning can follow it from one run to the next (SARIF ``partialFingerprints``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import xxhash
+
+from .findings import Finding
+from .kinds import CHECKS, LOAD_METHODS
+
+_INDEX = re.compile(r"\[\d+\]")
+_SEVERITY = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """A place in code: ``file:line in function``, as findings name it."""
+
+    file: str
+    line: int
+    function: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> Code | None:
+        where, _, function = text.partition(" in ")
+        file, _, line = where.rpartition(":")
+        if not file or not line.isdigit():
+            return None
+        return cls(file, int(line), function)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    @property
+    def method(self) -> str:
+        """``Shards.get_state`` of ``mynodes.Shards.get_state``: the function's last two names."""
+        return ".".join(self.function.split(".")[-2:])
+
+    def stable(self) -> str:
+        """The place without its line number or machine-specific directories."""
+        file = self.file.replace(os.sep, "/")
+        if os.path.isabs(self.file):
+            file = "/".join(file.split("/")[-2:])
+        return f"{file} in {self.function}" if self.function else file
+
+
+@dataclass(frozen=True, slots=True)
+class Bug:
+    kind: str
+    owner: str
+    occurrences: tuple[Finding, ...]
+
+    @property
+    def first(self) -> Finding:
+        return self.occurrences[0]
+
+    @property
+    def severity(self) -> str:
+        return min((f.severity for f in self.occurrences), key=lambda s: _SEVERITY.get(s, 0))
+
+    @property
+    def origin(self) -> Code | None:
+        return Code.parse(self.first.origin)
+
+    @property
+    def site(self) -> Code | None:
+        """Where the state was handed over: the first frame of the handover's stack."""
+        first = self.first
+        return (Code.parse(first.stack[0]) if first.stack else None) or Code.parse(first.handover)
+
+    @property
+    def subject(self) -> str:
+        """What the occurrences share: the live object, the class attribute, the unreadable part."""
+        first = self.first
+        if first.kind in ("mutation", "alias") and first.shares:
+            return first.shares
+        if first.kind in ("class-reset", "fresh-class"):
+            return re.split(r"[\[.]", first.path, maxsplit=1)[0]
+        if first.kind == "unverifiable":
+            return _INDEX.sub("[*]", first.path)
+        return ""
+
+    @property
+    def id(self) -> str:
+        return xxhash.xxh3_64_hexdigest("\0".join(_identity(self)).encode("utf-8", "surrogatepass"))
+
+    @property
+    def checks(self) -> Counter[str]:
+        return Counter(f.check for f in self.occurrences)
+
+    @property
+    def tests(self) -> list[str]:
+        return list(dict.fromkeys(f.test for f in self.occurrences if f.test))
+
+    @property
+    def instances(self) -> int:
+        return len({f.label for f in self.occurrences if f.label}) or 1
+
+    @property
+    def location(self) -> Code | None:
+        """The user's line to change: where live state left the owner, else the handover site."""
+        return self.origin or self.site
+
+    @property
+    def change(self) -> str:
+        """One representative change, in words."""
+        first = self.first
+        return f"{first.path}: {first.detail or f'{first.before} -> {first.after}'}"
+
+    @property
+    def gist(self) -> str:
+        return _gist(self)
+
+    @property
+    def fix(self) -> str:
+        return _fix(self)
+
+
+def group(findings: Iterable[Finding]) -> list[Bug]:
+    """The bugs among *findings*, in the order first seen (errors, then warnings, then notes)."""
+    bugs: dict[tuple[str, ...], list[Finding]] = {}
+    for finding in findings:
+        bugs.setdefault(_key(finding), []).append(finding)
+    out = [Bug(found[0].kind, found[0].owner, tuple(found)) for found in bugs.values()]
+    return sorted(out, key=lambda b: _SEVERITY.get(b.severity, 0))
+
+
+def _key(f: Finding) -> tuple[str, ...]:
+    return _identity(Bug(f.kind, f.owner, (f,)))
+
+
+def _identity(bug: Bug) -> tuple[str, str, str, str]:
+    """Kind, owner type, what is shared, and the code that let it out (no line numbers)."""
+    # A resume is the restore's, wherever the snapshot was taken: its code is the owner's own reset().
+    code = bug.origin if bug.kind == "resume" else bug.origin or bug.site
+    return (bug.kind, bug.owner, bug.subject, code.stable() if code else "")
+
+
+def _within(shares: str) -> str:
+    """``pos['seen']`` of ``Shards.pos['seen']``: the path inside the owner."""
+    head, dot, rest = shares.partition(".")
+    return rest if dot and "[" not in head else shares
+
+
+def _gist(bug: Bug) -> str:
+    f, origin, site = bug.first, bug.origin, bug.site
+    where = f"{origin.function} ({origin})" if origin else ""
+    if f.kind in ("mutation", "alias"):
+        changed = "it changed after the handover" if f.kind == "mutation" else "not changed yet"
+        if origin and origin.function.rpartition(".")[2] in LOAD_METHODS:
+            return f"{where} keeps the state it was given; {f.path} changed after the load"
+        if where and f.shares:
+            return f"{where} hands out live {_within(f.shares)}; {changed}"
+        if where:
+            return f"{where} hands out state that changed after the handover: {bug.change}"
+        at = f" at {site}" if site else ""
+        what = "changed after the handover" if f.kind == "mutation" else "is shared, not changed yet"
+        return f"{f.owner} state handed over{at} is live: {f.path} {what}"
+    if f.kind == "class-reset":
+        at = f" ({site})" if site else ""
+        return f"cloudpickle.loads{at} reset {f.owner}.{f.path}: {f.before} -> {f.after}"
+    if f.kind == "fresh-class":
+        return f"a fresh process rebuilds {f.owner}.{f.path} as {f.after} (here {f.before})"
+    if f.kind == "unverifiable":
+        return f"{f.owner}: {f.path} could not be checked ({f.before}: {f.after})"
+    if f.kind == "resume":
+        return f"{f.owner} restored from {f.handover} did not continue the run: {f.path} {f.before} -> {f.after}"
+    return f"{f.owner}: {bug.change}"
+
+
+def _fix(bug: Bug) -> str:
+    f, origin, site = bug.first, bug.origin, bug.site
+    if f.kind in ("mutation", "alias"):
+        if origin and origin.function.rpartition(".")[2] in LOAD_METHODS:
+            return f"{origin}: copy what {origin.method}() is given before keeping it (copy.deepcopy(state))"
+        if origin and f.shares:
+            return f"{origin}: return a copy of {_within(f.shares)} from {origin.method}(), not the live object"
+        if origin:
+            return f"{origin}: return a copy from {origin.method}(), not live state"
+        if site:
+            return f"{site}: keep a copy of what was handed over here (copy.deepcopy(...)), not the live state"
+    code = bug.location
+    return f"{code}: {f.hint}" if code and f.hint else f.hint
+
+
+def counts(bugs: Sequence[Bug], noun: str = "test") -> str:
+    """``1 bug (118 occurrences in 2 schedules)``."""
+    if not bugs:
+        return "no bugs"
+    occurrences = sum(len(b.occurrences) for b in bugs)
+    where = len({t for b in bugs for t in b.tests})
+    text = f"{_n(len(bugs), 'bug')} ({_n(occurrences, 'occurrence')}"
+    return text + (f" in {_n(where, noun)})" if where else ")")
+
+
+def seen_by(bug: Bug) -> str:
+    return ", ".join(f"{CHECKS.get(check, check)} ({n})" for check, n in bug.checks.most_common())
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def in_checkout(code: Code | None, root: str | None = None) -> Code | None:
+    """*code* if its file is a relative path to a file under *root* (the current directory): a line to annotate."""
+    if code is None or os.path.isabs(code.file):
+        return None
+    return code if os.path.isfile(os.path.join(root or os.getcwd(), code.file)) else None

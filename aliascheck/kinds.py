@@ -1,0 +1,72 @@
+"""The finding kinds and the checks that see them: the one table every output reads.
+
+Each kind has a stable slug (README's "Findings" table explains them, SARIF
+names its rules after them), a title, a default severity, a fix line and a help
+text. Each check has a phrase saying when it looked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    slug: str
+    title: str  # what happened, as a heading
+    severity: str  # error | warning | info: the default, before --aliascheck-strict
+    hint: str  # the generic fix line, when a bug cannot name a better one
+    help: str  # a paragraph for SARIF's rule help and the docs
+
+
+KINDS: dict[str, Kind] = {k.slug: k for k in (
+    Kind("mutation", "handed-over state changed after the handover", "error",
+         "return a copy from get_state()/state_dict() (or copy where you keep it), not live state",
+         "A snapshot handed over by state_dict()/get_state() (or loaded through reset()/load_state_dict()) "
+         "still shares a mutable object with live state, and that object changed while someone kept the "
+         "snapshot: a restore from it would be wrong. Return a copy of the live part, or copy where you keep it."),
+    Kind("alias", "handed-over state shares live objects with its owner", "warning",
+         "the snapshot shares live objects with its owner: return a copy from get_state()",
+         "A handed-over snapshot shares a mutable object with its owner's live state. It has not changed yet "
+         "(stepping did not change it), so it is a risk, not a proven bug; --aliascheck-strict makes it an error."),
+    Kind("class-reset", "cloudpickle.loads reset an existing class", "error",
+         "load with aliascheck.fixes.cloudpickle.loads(data, existing_classes='keep')",
+         "cloudpickle.loads() of a dynamic class that already exists in this process writes the class's "
+         "attributes back to their values at dumps() time (cloudpipe/cloudpickle#439). In threaded workers "
+         "this looks like a random race."),
+    Kind("unverifiable", "could not be checked", "info",
+         "register a fingerprint handler for this type (aliascheck.register_handler)",
+         "Part of a snapshot could not be fingerprinted (a lock, a generator, a tensor on another device), "
+         "or the harness could not step a node: that part was not checked."),
+    Kind("fresh-class", "a fresh process rebuilds the class differently", "error",
+         "a fresh process gets the class as pickled, not as it is here: pickle after the class is set up, "
+         "or keep mutable state out of class attributes (cloudpickle #313)",
+         "Loading the pickle in a fresh interpreter gives a class whose attributes differ from the live class "
+         "here: a worker process sees another class than the one tested (cloudpipe/cloudpickle#313)."),
+    Kind("resume", "a node restored from a snapshot did not continue the original run", "error",
+         "restore everything get_state()/state_dict() returns in reset()/load_state_dict()",
+         "aliascheck check restored a fresh node from a snapshot and it did not yield the original run's items "
+         "from there on: the state does not describe the position, or the restore ignores part of it."),
+)}
+
+CHECKS: dict[str, str] = {
+    "handover": "the next handover of the same object",
+    "delivery": "delivery to the consumer",
+    "reentry": "re-entry (reset/load_state_dict)",
+    "teardown": "teardown, after stepping the test's root nodes",
+    "harness": "the harness, after stepping the node",
+    "alias-probe": "the alias probe at handover",
+    "loads": "the live class before and after loads",
+    "fresh-process": "loading the pickle in a fresh process",
+    "resume": "resume-equivalence: a fresh node restored from the snapshot",
+}
+
+# The state methods whose body decides what leaves an owner: the "let out" line of a bug.
+STATE_METHODS = ("get_state", "state_dict", "__getstate__", "get_extra_state")
+LOAD_METHODS = ("reset", "load_state_dict", "__setstate__", "set_extra_state")
+
+
+def kind_of(slug: str) -> Kind:
+    """The table row for *slug*; an unknown slug (a third-party adapter's) gets a plain row."""
+    found = KINDS.get(slug)
+    return found if found is not None else Kind(slug, slug, "error", "", slug)
