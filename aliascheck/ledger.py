@@ -65,7 +65,7 @@ class Record:
         self.owner = _weak(owner)
         self.owner_type: type | None = None if isinstance(owner, str) else type(owner)
         self.nested: list[tuple[int, str, str, type]] = []  # (id, owner name, label, type) of inner state_dicts
-        self.always = always  # judged whoever holds it (loaded, watched)
+        self.always = always  # judged whoever holds it (watched; a snapshot loaded into another node)
         self.flagged = False
         self.aliases: list[tuple[str, str]] = []  # what the probe found at this handover: warned about if unchanged
         self.shares: list[tuple[str, str]] = []  # (snapshot path, live path) of its owner type: names a change
@@ -266,7 +266,7 @@ class Ledger:
             prev.fp = fp
 
     def loaded(self, state: Any, node: Any, kind: str) -> None:
-        """Check what comes back through reset/load_state_dict, then watch it as the caller's."""
+        """Check what comes back through reset/load_state_dict, then record it as the caller's."""
         if not self.recording or os.getpid() != self.pid or state is None:
             return
         for _, part in probe.parts(state, "", 6, False):
@@ -283,7 +283,9 @@ class Ledger:
             rec = Record(
                 Handover(qualname_of(type(node)), self.label(node), kind, site, stack,
                          threading.current_thread().name, self.test),
-                state, fingerprint(state), node, always=True,
+                # Judged while the caller (or another node) holds it too, as any snapshot:
+                # a node that adopted a checkpoint nobody else keeps may write into it.
+                state, fingerprint(state), node, always=False,
             )
             self.records[id(state)] = rec
 
@@ -353,27 +355,51 @@ class Ledger:
         """
         if not self._held_elsewhere(rec, local_refs):
             return False
-        if sites.held_by_callers(rec.obj):
-            return True
-        ignore = {id(rec)}
+        ignore = {id(r) for r in self.records.values()}  # the ledger's own references
         owner = rec.owner()
         if owner is not None:
             with contextlib.suppress(TypeError):
                 attrs = vars(owner)
                 ignore.add(id(attrs))
                 ignore.update(id(v) for v in attrs.values() if isinstance(v, (dict, list, tuple)))
-        return any(
-            id(ref) not in ignore and not isinstance(ref, types.FrameType) for ref in gc.get_referrers(rec.obj)
-        )
+        inside = {id(part) for r in self.records.values() if r is not rec
+                  for _, part in probe.parts(r.obj, "", 6, False) if isinstance(part, (dict, list, tuple))}
+        return self._held_by(rec.obj, ignore, inside, 6)
+
+    def _held_by(self, obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
+        """Whether something outside the ledger and the owner holds *obj*.
+
+        A container that is part of another record's snapshot (a loaded checkpoint's
+        sub-dict inside the outer one) holds *obj* only if it is itself held: a caller
+        that dropped the whole checkpoint leaves the node that adopted a part of it as
+        the only holder, which is no finding.
+        """
+        if sites.held_by_callers(obj):
+            return True
+        for ref in gc.get_referrers(obj):
+            if id(ref) in ignore or isinstance(ref, types.FrameType):
+                continue
+            if id(ref) not in inside:
+                return True
+            if depth and self._held_by(ref, ignore | {id(obj)}, inside, depth - 1):
+                return True
+        return False
 
     def _judge(self, rec: Record, fp: Fingerprint, check: str) -> bool:
         changes = self._own_changes(rec, diff(rec.fp, fp, collapse=True))
+        shares = rec.shares
+        if rec.handover.kind in LOAD_METHODS and not rec.always:
+            # A load aliases only what the loading node kept: torch's default load_state_dict
+            # copies into the parameters, a reset() that deep-copies keeps nothing. A change
+            # elsewhere in the caller's state is not this node's doing.
+            node = rec.owner()
+            shares = [] if node is None else probe.aliases(rec.obj, node, type(node).__name__)
+            changes = [c for c in changes if any(c.path.startswith(path) for path, _ in shares)]
         found = 0
         for owner, label, owner_type, group in self._by_owner(rec, changes):
             found += len(self.report(
                 "mutation", group, owner=owner, label=label, site=rec.handover.site, stack=rec.handover.stack,
-                thread=rec.handover.thread, check=check, origin=self._origin(rec, owner_type), aliases=rec.shares,
-                loaded=rec.handover.kind in LOAD_METHODS,
+                thread=rec.handover.thread, check=check, origin=self._origin(rec, owner_type), aliases=shares,
             ))
         if not found:  # every change was ignored: the snapshot as it is now is the baseline
             rec.fp = fp
@@ -465,7 +491,6 @@ class Ledger:
         origin: str = "",
         shares: str = "",
         aliases: Sequence[tuple[str, str]] = (),
-        loaded: bool = False,
     ) -> list[Finding]:
         """Make the findings of one look at one owner's state; every finding is made here.
 
@@ -474,7 +499,7 @@ class Ledger:
         the rest in the last one's ``more``), sets the severity (an ``alias`` is an
         error under ``--aliascheck-strict``), counts the stats and puts the findings
         on the running test. *aliases*: (snapshot path, live path) pairs that name
-        what a change shares; *loaded*: the state was the caller's, kept by a load.
+        what a change shares.
         Returns what was reported (nothing when every path was ignored).
         """
         spec = kind_of(kind)
@@ -492,7 +517,7 @@ class Ledger:
                 more=len(kept) - len(shown) if i == len(shown) - 1 else 0,
                 thread=threading.current_thread().name if thread is None else thread,
                 detail=_text(c.text), origin=origin,
-                shares=shares or _shared(c.path, aliases) or ("the caller's state" if loaded else ""),
+                shares=shares or _shared(c.path, aliases),
             )
             for i, c in enumerate(shown)
         ]

@@ -7,6 +7,7 @@ risk at handover, with both paths, so a later mutation finding can say *why*.
 
 from __future__ import annotations
 
+import bisect
 import sys
 import types
 from collections.abc import Iterator
@@ -99,13 +100,74 @@ def _children(node: Any, where: str, walk_objects: bool) -> list[tuple[str, Any]
 
 
 def aliases(snapshot: Any, owner: Any, owner_name: str, depth: int = 3) -> list[tuple[str, str]]:
-    """(snapshot path, owner path) of each mutable object the snapshot shares with the owner."""
-    live = {id(part): where for where, part in parts(owner, owner_name, depth, True) if part is not owner}
+    """(snapshot path, owner path) of each mutable object the snapshot shares with the owner.
+
+    Tensors and arrays are shared when they view the same memory, whatever the
+    object: ``t.detach()``, ``t[:]``, ``torch.from_numpy(a)`` and the new Parameter
+    ``load_state_dict(assign=True)`` wraps around the caller's tensor are all live.
+    """
+    live: dict[int, str] = {}
+    memory = _Memory()
+    for where, part in parts(owner, owner_name, depth, True):
+        if part is not owner:
+            live[id(part)] = where
+            if is_buffer(part):
+                memory.add(part, where)
     found = []
     for where, part in parts(snapshot, "", depth + 1, False):
-        if is_mutable(part) and id(part) in live:
-            found.append((where, live[id(part)]))
+        if not is_mutable(part):
+            continue
+        shared = live.get(id(part))
+        if shared is None and is_buffer(part):
+            shared = memory.find(part)
+        if shared is not None:
+            found.append((where, shared))
     return _outermost(found)
+
+
+def extent(buffer: Any) -> tuple[str, int, int] | None:
+    """(device, first byte, end byte) of the memory a tensor or array views; None if it has none."""
+    try:
+        if hasattr(buffer, "data_ptr"):  # torch.Tensor
+            if buffer.is_meta or buffer.numel() == 0:
+                return None
+            start = buffer.data_ptr()
+            span = sum((n - 1) * st for n, st in zip(buffer.shape, buffer.stride(), strict=True)) + 1
+            return str(buffer.device), start, start + span * buffer.element_size()
+        if buffer.size == 0:
+            return None
+        start = buffer.__array_interface__["data"][0]
+        low = high = 0  # offsets of the lowest and highest element, as numpy's byte_bounds computes them
+        for n, st in zip(buffer.shape, buffer.strides, strict=True):
+            low, high = (low + (n - 1) * st, high) if st < 0 else (low, high + (n - 1) * st)
+        return "cpu", start + low, start + high + buffer.itemsize
+    except Exception:  # a tensor subclass or wrapper without plain storage: not compared by memory
+        return None
+
+
+class _Memory:
+    """Byte ranges of live buffers, to find the one a snapshot's buffer overlaps."""
+
+    def __init__(self) -> None:
+        self.ranges: dict[str, list[tuple[int, int, str]]] = {}
+
+    def add(self, buffer: Any, where: str) -> None:
+        found = extent(buffer)
+        if found is not None:
+            device, start, end = found
+            bisect.insort(self.ranges.setdefault(device, []), (start, end, where))
+
+    def find(self, buffer: Any) -> str | None:
+        found = extent(buffer)
+        if found is None or found[0] not in self.ranges:
+            return None
+        device, start, end = found
+        ranges = self.ranges[device]
+        i = bisect.bisect_left(ranges, (end,))  # ranges starting before this one ends
+        for live_start, live_end, where in reversed(ranges[max(0, i - 8):i]):
+            if live_start < end and start < live_end:
+                return where
+        return None
 
 
 def _outermost(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
