@@ -179,7 +179,7 @@ def _gist(bug: Bug) -> str:
     if f.kind == "fresh-class":
         return f"a fresh process rebuilds {f.owner}.{f.path} as {f.after} (here {f.before})"
     if f.kind == "unverifiable":
-        return f"{f.owner}: {f.path} could not be checked ({f.before}: {f.after})"
+        return f"{f.owner}: {f.path} could not be checked ({f.before})"
     if f.kind == "resume":
         return f"{f.owner} restored from {f.handover} did not continue the run: {f.path} {f.before} -> {f.after}"
     return f"{f.owner}: {bug.change}"

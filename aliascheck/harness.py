@@ -55,7 +55,7 @@ def step(it: Any, name: str, steps: int, timeout: float = DEFAULT_TIMEOUT) -> St
         except StopIteration:
             note[0] = "exhausted"
         except BaseException as exc:  # the user's node raised: report, never crash the test
-            note[0] = f"stepping raised {type(exc).__name__}: {exc}"
+            note[0] = f"stepping raised {type(exc).__name__}: {_text(exc)}"
 
     thread = threading.Thread(target=run, name=f"aliascheck-step-{name}", daemon=True)
     thread.start()
@@ -63,6 +63,13 @@ def step(it: Any, name: str, steps: int, timeout: float = DEFAULT_TIMEOUT) -> St
     if thread.is_alive():
         return StepResult(name, taken[0], f"timed out after {timeout:g}s (thread left running, daemon)")
     return StepResult(name, taken[0], note[0])
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # an exception whose __str__ raises
+        return "<unprintable>"
 
 
 def select_roots(candidates: Iterable[Any]) -> list[Any]:

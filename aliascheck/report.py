@@ -8,6 +8,8 @@ from .bugs import Bug, counts, group, seen_by
 from .findings import Finding
 from .ledger import Stats
 
+MAX_TESTS = 10  # tests listed under a bug in the terminal summary
+
 
 def render(findings: Sequence[Finding], verbose: bool = False, noun: str = "test") -> str:
     """Every bug among *findings* as a block; *verbose* lists each occurrence under its bug."""
@@ -92,5 +94,8 @@ def by_bug(findings: Iterable[Finding]) -> list[str]:
         lines.append(f"[{bug.kind}] {bug.gist}")
         if bug.fix:
             lines.append(f"    fix: {bug.fix}")
-        lines += [f"    {test}" for test in bug.tests]
+        tests = bug.tests
+        lines += [f"    {test}" for test in tests[:MAX_TESTS]]
+        if len(tests) > MAX_TESTS:
+            lines.append(f"    ... and {len(tests) - MAX_TESTS} more tests")
     return lines
