@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import reprlib
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -264,7 +265,29 @@ class _Diff:
         elif b.digest is not None and a.digest is not None and b.digest != a.digest:
             root, _, name = b.kind.partition(".")
             noun = {"torch": "tensor", "numpy": "array"}.get(root, name.rpartition(".")[2])
-            self.out.append(Change(path, b.describe(), f"{noun} bytes changed (shape {list(b.shape)})", "bytes"))
+            said = _elements(b, a)
+            self.out.append(Change(path, b.describe(), f"{noun} bytes changed (shape {list(b.shape)})", "bytes",
+                                   f"{noun} bytes changed {said}" if said and self.collapse else ""))
+
+
+def _elements(b: BufferToken, a: BufferToken) -> str:
+    """``at 4 of 16 elements, max |\u0394| 0.04`` for two small buffers whose bytes were kept; else ""."""
+    np = sys.modules.get("numpy")
+    if np is None or b.sample is None or a.sample is None or len(b.sample) != len(a.sample):
+        return ""
+    try:
+        dtype = np.dtype(b.dtype)
+        before, after = np.frombuffer(b.sample, dtype), np.frombuffer(a.sample, dtype)
+    except (TypeError, ValueError):  # a dtype numpy does not know (bfloat16) or an odd length
+        return ""
+    changed = before != after
+    if dtype.kind in "fc":
+        changed &= ~(np.isnan(before) & np.isnan(after))
+    text = f"at {int(changed.sum())} of {before.size} elements"
+    if dtype.kind in "iuf" and changed.any():
+        delta = np.abs(after[changed].astype(np.float64) - before[changed].astype(np.float64)).max()
+        text += f", max |\u0394| {delta:.3g}"
+    return text
 
 
 def _count(n: int, noun: str) -> str:

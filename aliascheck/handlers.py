@@ -21,7 +21,7 @@ from typing import Any
 
 import xxhash
 
-from .shadow import BufferToken, GlobalRef, Opaque, qualname_of, stub_type
+from .shadow import SAMPLE_BYTES, BufferToken, GlobalRef, Opaque, qualname_of, stub_type
 
 Handler = Callable[[Any], Any]
 
@@ -94,6 +94,11 @@ def digest_bytes(data: Any) -> bytes:
     return xxhash.xxh3_128_digest(data)
 
 
+def _sample(arr: Any) -> bytes | None:
+    """The bytes of a small buffer (a copy of at most SAMPLE_BYTES), so a diff can name the elements."""
+    return arr.tobytes() if arr.nbytes <= SAMPLE_BYTES else None
+
+
 def _ndarray(arr: Any) -> Any:
     np = sys.modules["numpy"]
     kind = qualname_of(type(arr))
@@ -101,7 +106,8 @@ def _ndarray(arr: Any) -> Any:
         # Object arrays hold references, not bytes: reduce them to their elements.
         return (stub_type(kind), (str(arr.dtype), arr.shape, arr.tolist()))
     data = arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
-    return (BufferToken, (kind, arr.dtype.str, tuple(arr.shape), "", digest_bytes(data.reshape(-1).view(np.uint8))))
+    raw = data.reshape(-1).view(np.uint8)
+    return (BufferToken, (kind, arr.dtype.str, tuple(arr.shape), "", digest_bytes(raw), "", _sample(raw)))
 
 
 _DTYPES: dict[Any, str] = {}
@@ -113,7 +119,8 @@ def _tensor(t: Any) -> Any:
     shape = tuple(t.shape)
     if t.is_cpu and t.is_contiguous() and not t.requires_grad:
         try:  # the common case, ~3 us instead of ~10: numpy's view of the same bytes
-            return (BufferToken, (kind, dtype, shape, "cpu", digest_bytes(t.numpy())))
+            arr = t.numpy()
+            return (BufferToken, (kind, dtype, shape, "cpu", digest_bytes(arr), "", _sample(arr)))
         except (TypeError, RuntimeError):  # bf16, conj/neg bits, sparse, ...: the general path
             pass
     device = str(t.device)

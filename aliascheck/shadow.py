@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import pickle
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 
@@ -90,6 +90,9 @@ def _rebuild_stub(qualname: str, args: tuple, state: Any, items: list, dictitems
     return stub
 
 
+SAMPLE_BYTES = 256
+
+
 @dataclass(frozen=True, slots=True)
 class BufferToken:
     """A tensor or array: identity-free facts plus a digest of its bytes."""
@@ -100,6 +103,9 @@ class BufferToken:
     device: str
     digest: bytes | None  # None when the bytes could not be read (meta/GPU)
     note: str = ""
+    # The bytes themselves, for buffers of at most SAMPLE_BYTES: a change can then say which
+    # elements changed and by how much. Not part of the token's identity (the digest is).
+    sample: bytes | None = field(default=None, repr=False, compare=False)
 
     def describe(self) -> str:
         where = "" if self.device in ("", "cpu") else f", device {self.device}"

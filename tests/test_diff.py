@@ -189,3 +189,50 @@ def test_attrs_classes_slotted_or_not_by_field():
 
     assert changes(Slotted(1), Slotted(2)) == [".a: 1 -> 2"]
     assert changes(Defined(1, [1]), Defined(1, [1, 2])) == [".y[1]: <missing> -> 2"]
+
+
+# -- collapse=True: a collection's change said once, at the collection ------------------
+def collapsed(before, after):
+    return [str(c) for c in diff(fingerprint(before), fingerprint(after), collapse=True)]
+
+
+def test_collapse_says_a_grown_or_shrunk_list_once():
+    assert collapsed({"seen": []}, {"seen": list(range(36))}) == [
+        "['seen']: list grew from 0 to 36 items (appended 0, 1, 2, ...)"]
+    assert collapsed({"seen": [1, 2]}, {"seen": [1]}) == ["['seen']: list shrank from 2 to 1 item (removed 2)"]
+
+
+def test_collapse_says_many_changed_items_once_and_few_one_by_one():
+    many = collapsed(list(range(40)), [x + 1 if x % 3 == 0 else x for x in range(40)])
+    assert many == ["<root>: list changed at 14 of 40 items (first [0]: 0 -> 1)"]
+    assert collapsed([1, 2, 3], [1, 5, 3]) == ["[1]: 2 -> 5"]
+
+
+def test_collapse_says_gained_and_lost_keys_and_set_items():
+    assert collapsed({"a": 1}, {"a": 1, "b": 2, "c": 3}) == ["<root>: dict gained 2 keys ('b', 'c')"]
+    assert collapsed({"a": 1, "x": 1, "y": 2}, {"a": 1}) == ["<root>: dict lost 2 keys ('x', 'y')"]
+    assert collapsed({"a": 1}, {"a": 1, "b": 2}) == ["['b']: <missing> -> 2"]  # one key: its value is shown
+    assert collapsed(set(range(20)), set(range(9))) == ["<root>: set lost 11 items (9, 10, 11, ...)"]
+    assert collapsed({1, 2}, {2, 3, 4}) == ["<root>: set gained 2 items (3, 4) and lost 1 item (1)"]
+
+
+def test_collapse_names_the_changed_elements_of_a_small_tensor():
+    torch = pytest.importorskip("torch")
+    t = torch.zeros(16)
+    before = fingerprint({"w": t})
+    t[3], t[5] = 0.04, -0.01
+    assert collapsed_fp(before, fingerprint({"w": t})) == [
+        "['w']: tensor bytes changed at 2 of 16 elements, max |\u0394| 0.04"]
+    big = torch.zeros(1000)  # bytes of large buffers are not kept: only that they changed
+    before = fingerprint(big)
+    big[0] = 1
+    assert collapsed_fp(before, fingerprint(big)) == ["<root>: tensor bytes changed (shape [1000])"]
+
+
+def collapsed_fp(before, after):
+    return [str(c) for c in diff(before, after, collapse=True)]
+
+
+def test_without_collapse_every_path_is_its_own_change():
+    assert [str(c) for c in diff(fingerprint({"s": [1]}), fingerprint({"s": [1, 2, 3]}))] == [
+        "['s'][1]: <missing> -> 2", "['s'][2]: <missing> -> 3"]
