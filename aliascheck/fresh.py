@@ -39,8 +39,6 @@ from .shadow import qualname_of
 __all__ = ["assert_same", "changed_names", "class_state", "compare", "pickled_state", "state_changes"]
 
 KIND, CHECK = "fresh-class", "fresh-process"
-HINT = ("a fresh process gets the class as pickled, not as it is here: pickle after the class is set up, "
-        "or keep mutable state out of class attributes (cloudpickle #313)")
 _TYPE_MADE = (types.GetSetDescriptorType, types.MemberDescriptorType)
 _SKIP = frozenset({"__annotate_func__"})  # 3.14: rebuilt by Python, never pickled
 
@@ -152,7 +150,7 @@ def compare(obj: Any, *, timeout: float = 60.0) -> list[Finding]:
 
     led = active() or Ledger()
     def report(owner: str, changes: list[Change]) -> list[Finding]:
-        return led.report(KIND, changes, owner=owner, site=site, stack=stack, check=CHECK, hint=HINT)
+        return led.report(KIND, changes, owner=owner, site=site, stack=stack, check=CHECK)
 
     if status == "error":
         return report("<pickle>", [Change("<loads>", "loads in this process", answer)])
