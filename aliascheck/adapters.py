@@ -25,6 +25,7 @@ BUNDLED = {
     "torchdata": ("aliascheck.plugins.torchdata", "torchdata.nodes"),
     "cloudpickle": ("aliascheck.plugins.cloudpickle", "cloudpickle"),
     "torch": ("aliascheck.plugins.torch", "torch"),
+    "stateful_dataloader": ("aliascheck.plugins.stateful_dataloader", "torchdata.stateful_dataloader"),
     "generic": ("aliascheck.plugins.generic", None),
 }
 

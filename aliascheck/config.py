@@ -10,6 +10,7 @@ from typing import Any
 from .errors import UsageError
 
 MODES = ("fail", "warn")
+DISCOVER = ("project", "all", "off")  # which classes with a state protocol are watched with no configuration
 ENV_DISABLE = "ALIASCHECK_DISABLE_ADAPTERS"  # comma-separated adapter names, or "all"
 
 
@@ -27,12 +28,16 @@ class Options:
     step_timeout: float = 30.0
     allow_class_update: tuple[str, ...] = ()
     stateful: tuple[str, ...] = ()  # import paths of extra classes for the generic adapter
+    discover: str = "project"
+    roots: tuple[str, ...] = ()  # the project's directories (default: the current directory)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise UsageError(f"--aliascheck-mode must be one of {', '.join(MODES)}, not {self.mode!r}")
         if self.steps < 0:
             raise UsageError(f"--aliascheck-steps must be >= 0, not {self.steps}")
+        if self.discover not in DISCOVER:
+            raise UsageError(f"--aliascheck-discover must be one of {', '.join(DISCOVER)}, not {self.discover!r}")
 
 
 def _flag_or_ini(config: Any, flag: str, ini: str) -> Any:
@@ -60,6 +65,8 @@ def from_pytest(config: Any) -> Options:
         disabled_adapters=frozenset(disabled),
         allow_class_update=tuple(config.getini("aliascheck_allow_class_update")),
         stateful=tuple(config.getini("aliascheck_stateful")),
+        discover=str(_flag_or_ini(config, "aliascheck_discover", "aliascheck_discover")),
+        roots=(str(config.rootpath),),
     )
 
 

@@ -201,6 +201,16 @@ class Ledger:
         """
         if not self.recording or os.getpid() != self.pid or obj is None or self._stale(owner):
             return
+        # Inner state methods that returned obj itself (get_state() under state_dict()) are
+        # the same handover; the list must not hold obj, or it would count as a keeper.
+        # A plain loop: a comprehension naming obj would make it a cell, and a cell left
+        # in a frame cycle also looks like a keeper to gc.get_referrers until a collection.
+        inner = []
+        for part, inner_owner in nested or ():
+            if part is not obj:
+                inner.append((part, inner_owner))
+        if nested:
+            nested.clear()
         fp = fingerprint(obj)
         owner_type = type(owner)
         site, stack = sites.where()
@@ -218,14 +228,7 @@ class Ledger:
                 Handover(owner_name, label, kind, site, stack, threading.current_thread().name, self.test),
                 obj, fp, owner, always=always,
             )
-            # A plain loop: a comprehension naming obj would make it a cell, and a cell left
-            # in a frame cycle looks like a keeper to gc.get_referrers until a collection.
-            inner = []
-            for part, inner_owner in nested or ():
-                if part is not obj:
-                    inner.append((part, inner_owner))
-                    rec.nested.append((id(part), qualname_of(type(inner_owner)), self.label(inner_owner),
-                                       type(inner_owner)))
+            rec.nested = [(id(part), qualname_of(type(o)), self.label(o), type(o)) for part, o in inner]
             self.records[id(obj)] = rec
             self._note_unverifiable(rec)
             if fp.detail is not None and b"BufferToken" in fp.detail:
@@ -269,9 +272,13 @@ class Ledger:
         """Check what comes back through reset/load_state_dict, then record it as the caller's."""
         if not self.recording or os.getpid() != self.pid or state is None:
             return
-        for _, part in probe.parts(state, "", 6, False):
-            if not self.verify(part, "reentry") and part is not state:
-                self._verify_buffer(part)
+        reached = {id(part): part for part in probe.reachable(state)}
+        # Set intersections run at C speed: only parts handed over before are looked at.
+        for key in reached.keys() & self.records.keys():
+            self.verify(reached[key], "reentry")
+        for key in (reached.keys() & self.buffers.keys()) - {id(state)}:
+            if not self.records.get(key):
+                self._verify_buffer(reached[key])
         with self.lock:
             known = self.records.get(id(state))
             if known is not None and known.obj is state:
@@ -295,8 +302,8 @@ class Ledger:
         ``best = model.state_dict().copy()`` is a new dict of the same live tensors: the
         dict that was handed over is dropped, the tensors come back inside the copy.
         """
-        for path, part in probe.parts(rec.obj, "", 6, False):
-            if path and probe.is_buffer(part):
+        for part in probe.reachable(rec.obj):
+            if part is not rec.obj and probe.is_buffer(part):
                 self.buffers[id(part)] = rec
 
     def _verify_buffer(self, part: Any) -> None:
@@ -362,8 +369,7 @@ class Ledger:
                 attrs = vars(owner)
                 ignore.add(id(attrs))
                 ignore.update(id(v) for v in attrs.values() if isinstance(v, (dict, list, tuple)))
-        inside = {id(part) for r in self.records.values() if r is not rec
-                  for _, part in probe.parts(r.obj, "", 6, False) if isinstance(part, (dict, list, tuple))}
+        inside = {id(part) for r in self.records.values() if r is not rec for part in probe.reachable(r.obj)}
         return self._held_by(rec.obj, ignore, inside, 6)
 
     def _held_by(self, obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:

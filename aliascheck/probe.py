@@ -8,6 +8,7 @@ risk at handover, with both paths, so a later mutation finding can say *why*.
 from __future__ import annotations
 
 import bisect
+import gc
 import sys
 import types
 from collections.abc import Iterator
@@ -82,11 +83,25 @@ def parts(obj: Any, path: str, depth: int, walk_objects: bool) -> Iterator[tuple
             stack.append((child_path, child, level + 1))
 
 
+# Leaves that can hold nothing: never walked into, never yielded as parts.
+_ATOMIC = frozenset({int, float, str, bytes, bool, type(None), complex})
+_DESCEND = (dict, list, tuple)
+
+
+def _all_atomic(values: Any) -> bool:
+    """Whether every value is an atomic leaf; ``map``/``set`` run at C speed (10 ms for 1M ints)."""
+    return set(map(type, values)) <= _ATOMIC
+
+
 def _children(node: Any, where: str, walk_objects: bool) -> list[tuple[str, Any]]:
     if isinstance(node, dict):
-        return [(f"{where}[{k!r}]", v) for k, v in list(node.items())]
+        if _all_atomic(node.values()):
+            return []
+        return [(f"{where}[{k!r}]", v) for k, v in list(node.items()) if type(v) not in _ATOMIC]
     if isinstance(node, (list, tuple)):
-        return [(f"{where}[{i}]", v) for i, v in enumerate(node)]
+        if _all_atomic(node):
+            return []
+        return [(f"{where}[{i}]", v) for i, v in enumerate(node) if type(v) not in _ATOMIC]
     if walk_objects and is_plain_object(node):
         module = type(node).__module__ or ""
         if module.startswith(SKIP_MODULES):
@@ -95,8 +110,51 @@ def _children(node: Any, where: str, walk_objects: bool) -> list[tuple[str, Any]
             attrs = dict(vars(node))
         except TypeError:
             return []
-        return [(f"{where}.{k}", v) for k, v in attrs.items() if not callable(v) or isinstance(v, _CONTAINERS)]
+        return [(f"{where}.{k}", v) for k, v in attrs.items()
+                if type(v) not in _ATOMIC and (not callable(v) or isinstance(v, _CONTAINERS))]
     return []
+
+
+def reachable(obj: Any, depth: int = 6) -> list[Any]:
+    """*obj* and every container (dict, list, tuple) and buffer reachable from it through
+    containers, down to *depth* levels, each once; no paths.
+
+    What the hot paths need (which parts of a loaded state were handed over before,
+    which buffers a snapshot holds): one ``gc.get_referents`` call per level, atomic
+    leaves dropped at C speed, so a 1M-int list costs milliseconds, not seconds.
+    """
+    seen = {id(obj)}
+    out = [obj]
+    level = [obj] if isinstance(obj, _DESCEND) else []
+    buffers = _buffer_types()
+    for _ in range(depth):
+        if not level:
+            break
+        referents = gc.get_referents(*level)
+        if _all_atomic(referents):
+            break
+        level = []
+        for ref in referents:
+            if type(ref) in _ATOMIC or id(ref) in seen:
+                continue
+            if isinstance(ref, _DESCEND):
+                seen.add(id(ref))
+                level.append(ref)
+                out.append(ref)
+            elif buffers and isinstance(ref, buffers):
+                seen.add(id(ref))
+                out.append(ref)
+    return out
+
+
+def _buffer_types() -> tuple[type, ...]:
+    found = []
+    torch, np = sys.modules.get("torch"), sys.modules.get("numpy")
+    if torch is not None:
+        found.append(torch.Tensor)
+    if np is not None:
+        found.append(np.ndarray)
+    return tuple(found)
 
 
 def aliases(snapshot: Any, owner: Any, owner_name: str, depth: int = 3) -> list[tuple[str, str]]:

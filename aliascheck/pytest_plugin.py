@@ -32,6 +32,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write bugs, every occurrence and the counters as JSON to PATH")
     group.addoption("--aliascheck-sarif", dest="aliascheck_sarif", metavar="PATH", default=None,
                     help="write a SARIF 2.1.0 log (one result per bug) to PATH, for code scanning")
+    group.addoption("--aliascheck-discover", dest="aliascheck_discover", choices=("project", "all", "off"),
+                    default=None, help="classes with a state protocol watched with no configuration: those of "
+                    "the project (default, not installed packages), all, or off")
     group.addoption("--aliascheck-verbose", dest="aliascheck_verbose", action="store_true", default=False,
                     help="list every occurrence of each bug, not just the bug")
     parser.addini("aliascheck", "enable aliascheck (like --aliascheck)", type="bool", default=False)
@@ -39,13 +42,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("aliascheck_strict", "like --aliascheck-strict", type="bool", default=False)
     parser.addini("aliascheck_mode", "default for --aliascheck-mode", default="fail")
     parser.addini("aliascheck_verbose", "like --aliascheck-verbose", type="bool", default=False)
+    parser.addini("aliascheck_discover", "default for --aliascheck-discover", default="project")
     parser.addini("aliascheck_ignore", "path patterns (fnmatch; 'Owner:path' or path) never reported",
                   type="linelist", default=[])
     parser.addini("aliascheck_disable", "adapters to leave out (torchdata, torch, cloudpickle, generic, all)",
                   type="linelist", default=[])
     parser.addini("aliascheck_allow_class_update", "classes (module.Qualname patterns) loads may update",
                   type="linelist", default=[])
-    parser.addini("aliascheck_stateful", "extra classes (module:Qualname) with state_dict/load_state_dict",
+    parser.addini("aliascheck_stateful", "classes outside the project (module:Qualname) to watch as well",
                   type="linelist", default=[])
 
 

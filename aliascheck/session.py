@@ -6,6 +6,7 @@ without ``--aliascheck`` (one per test) and ``aliascheck check`` (one per run).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import aliascheck.harness as harness
@@ -13,6 +14,7 @@ import aliascheck.harness as harness
 from .adapters import Adapters
 from .config import Options
 from .diff import Change
+from .discovery import Discovery
 from .findings import Finding
 from .ledger import Ledger, Settings, Stats, pop, push
 from .shadow import qualname_of
@@ -23,6 +25,7 @@ class Session:
         self.options = options
         self.ledger = Ledger(Settings(ignore=options.ignore, strict=options.strict))
         self.adapters = Adapters(options)
+        self.discovery = Discovery(options.discover, options.roots or (os.getcwd(),))
         self.findings: list[Finding] = []
         self.stats = Stats()
         self.tests = 0
@@ -31,11 +34,13 @@ class Session:
     def start(self) -> None:
         push(self.ledger)
         self._started = True
+        self.discovery.start()
 
     def stop(self) -> None:
         if not self._started:
             return
         self._started = False
+        self.discovery.stop()
         self.adapters.uninstall()
         pop(self.ledger)
 

@@ -1,4 +1,4 @@
-"""torch adapter: nn.Module and Optimizer state_dict()/load_state_dict().
+"""torch adapter: nn.Module, Optimizer, the LR schedulers and GradScaler state_dict()/load_state_dict().
 
 ``state_dict()`` returning live tensors is documented PyTorch behaviour
 (pytorch/pytorch#34765): sharing alone is never reported, so the alias probe is
@@ -16,11 +16,18 @@ from typing import Any
 
 import torch
 
+from aliascheck.discovery import subclasses, watch_all
 from aliascheck.hookspecs import hookimpl
 from aliascheck.instrument import instrument, undo_all
 from aliascheck.probe import trust
 
 REQUIRES = "torch"
+
+
+# Library classes with a state protocol, watched whatever the discovery scope. Their
+# state_dict() shares live lists and the lr_lambdas' __dict__ by design (trusted: only a
+# change of something still held is reported).
+LIBRARY: tuple[type, ...] = (torch.optim.lr_scheduler.LRScheduler, torch.amp.GradScaler)
 
 
 @hookimpl
@@ -29,4 +36,7 @@ def aliascheck_install(options: Any) -> Callable[[], None]:
     for cls in (torch.nn.Module, torch.optim.Optimizer):
         undos.append(instrument(cls, state=("state_dict",), load=("load_state_dict",)))
         undos.append(trust(cls))
+    for library in LIBRARY:
+        undos.append(watch_all(subclasses(library)))
+        undos.append(trust(library))
     return undo_all(undos)

@@ -1,0 +1,181 @@
+"""Zero-configuration discovery: every class that implements a state protocol is watched.
+
+A class implements a state protocol when it has both halves of one of
+:data:`PROTOCOLS` (its own or inherited); the methods it defines itself are
+wrapped with the same handover and re-entry points every adapter uses
+(:func:`aliascheck.instrument.instrument`), so a subclass that calls
+``super().state_dict()`` is one handover, as nested calls always are.
+
+Two ways in, both undone when the session stops:
+
+- at the start, every class of every module already imported (a conftest's
+  imports, the modules under test);
+- afterwards, ``builtins.__build_class__``: every ``class`` statement, at module
+  level, in a test module, or inside a test function, as it runs.
+
+The scope decides which classes: ``project`` (the default: files under the
+project's root directories, not installed packages), ``all`` (any file but
+aliascheck's own), or ``off``. Library classes the adapters name (torch's
+schedulers, torchdata's StatefulDataLoader) are watched whatever the scope.
+
+Nothing here may break class creation: the class is made first, exactly as
+without aliascheck, and a failure to look at it is swallowed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+import threading
+import types
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import aliascheck.sites as sites
+
+from .instrument import instrument, patch, undo_all
+
+# (handover methods, re-entry methods): a class with both halves of one pair is stateful.
+PROTOCOLS: tuple[tuple[str, str], ...] = (
+    ("state_dict", "load_state_dict"),  # torch, torch.distributed.checkpoint's Stateful, most libraries
+    ("get_state", "reset"),  # torchdata.nodes
+    ("get_extra_state", "set_extra_state"),  # nn.Module's extra state, a value inside state_dict()
+    ("__getstate__", "__setstate__"),  # copy.copy, copy.deepcopy and pickle
+)
+SCOPES = ("project", "all", "off")
+_PACKAGES = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+# aliascheck itself, its fixed nodes included (they copy every snapshot by design).
+_OURS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
+
+
+def methods(cls: type) -> tuple[list[str], list[str]]:
+    """The handover and re-entry methods *cls* defines itself, of the protocols it implements."""
+    own = cls.__dict__
+    state: list[str] = []
+    load: list[str] = []
+    if getattr(cls, "_is_protocol", False):  # typing.Protocol: a description, not an implementation
+        return state, load
+    for getter, setter in PROTOCOLS:
+        if not (_function(getattr(cls, getter, None)) and _function(getattr(cls, setter, None))):
+            continue
+        if isinstance(own.get(getter), types.FunctionType):
+            state.append(getter)
+        if isinstance(own.get(setter), types.FunctionType):
+            load.append(setter)
+    return state, load
+
+
+def _function(value: Any) -> bool:
+    # A plain function (or a wrapper of one). A non-callable attribute named state_dict,
+    # a staticmethod, a builtin slot: not a protocol method, left alone.
+    return isinstance(value, types.FunctionType)
+
+
+def watch(cls: type) -> Callable[[], None] | None:
+    """Wrap the state methods *cls* defines; None when it implements no state protocol."""
+    state, load = methods(cls)
+    if not state and not load:
+        return None
+    return instrument(cls, state=state, load=load)
+
+
+def watch_all(classes: Iterable[type]) -> Callable[[], None]:
+    """:func:`watch` each class (a library's, named by an adapter); one undo for all."""
+    return undo_all([undo for undo in map(watch, classes) if undo is not None])
+
+
+def subclasses(cls: type) -> list[type]:
+    """*cls* and every subclass defined so far."""
+    out, stack = [], [cls]
+    while stack:
+        one = stack.pop()
+        if one not in out:
+            out.append(one)
+            stack.extend(one.__subclasses__())
+    return out
+
+
+class Discovery:
+    """One session's discovery: which files are in scope, which classes are watched."""
+
+    def __init__(self, scope: str, roots: Iterable[str]) -> None:
+        self.scope = scope
+        self.roots = tuple(os.path.join(os.path.abspath(r), "") for r in roots)
+        self.watched: weakref.WeakKeyDictionary[type, Callable[[], None]] = weakref.WeakKeyDictionary()
+        self._files: dict[str, bool] = {}
+        self._lock = threading.Lock()
+        self._undo: Callable[[], None] | None = None
+
+    def start(self) -> None:
+        if self.scope == "off" or self._undo is not None:
+            return
+        _active.append(self)
+        self._undo = patch(builtins, "__build_class__", _hook)
+        self.scan()
+
+    def stop(self) -> None:
+        if self._undo is None:
+            return
+        self._undo()
+        self._undo = None
+        _active.remove(self)
+        for undo in list(self.watched.values()):
+            undo()
+        self.watched.clear()
+
+    def scan(self) -> None:
+        """Look at every class of every module imported so far whose file is in scope."""
+        for module in list(sys.modules.values()):
+            file = getattr(module, "__file__", None)
+            if not isinstance(file, str) or not self.in_scope(file):
+                continue
+            try:
+                values = list(vars(module).values())
+            except TypeError:
+                continue
+            name = getattr(module, "__name__", None)
+            for value in values:
+                if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                    self.consider(value, file)
+
+    def consider(self, cls: type, file: str | None = None) -> None:
+        if cls in self.watched:
+            return
+        if file is None:
+            file = getattr(sys.modules.get(cls.__module__), "__file__", None) or ""
+        if not self.in_scope(file):
+            return
+        undo = watch(cls)
+        if undo is not None:
+            with self._lock:
+                self.watched[cls] = undo
+
+    def in_scope(self, file: str) -> bool:
+        known = self._files.get(file)
+        if known is None:
+            path = os.path.abspath(file)
+            if self.scope == "all":
+                known = not path.startswith(("<", _OURS, os.path.dirname(os.__file__))) and not sites.is_ours(path)
+            else:
+                known = (path.startswith(self.roots) and not any(p in path for p in _PACKAGES)
+                         and not path.startswith(_OURS) and not sites.is_ours(path))
+            self._files[file] = known
+        return known
+
+
+_active: list[Discovery] = []  # nested sessions (pytester): the innermost one decides
+
+
+def _hook(original: Any) -> Any:
+    def __build_class__(func: Any, name: str, *bases: Any, **kwargs: Any) -> Any:
+        cls = original(func, name, *bases, **kwargs)  # exactly as without aliascheck, errors included
+        try:
+            if _active and isinstance(cls, type):
+                _active[-1].consider(cls, func.__code__.co_filename)
+        except Exception:  # pragma: no cover - looking at a class must never break making it
+            pass
+        return cls
+
+    return __build_class__
