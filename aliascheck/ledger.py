@@ -100,7 +100,9 @@ class Ledger:
         self.pid = os.getpid()
         self.lock = threading.RLock()
         self.records: dict[int, Record] = {}
-        self.buffers: dict[int, Record] = {}  # id of a tensor/array -> the record it was last handed over in
+        # Live parts of snapshots -> the record they were last handed over in: what an inner
+        # state method returned (by id), and tensors/arrays (by the memory they view).
+        self.parts: dict[Any, tuple[Record, int]] = {}  # key -> (record, id of the part inside its snapshot)
         self.findings: deque[Finding] = deque()
         self.stats = Stats()
         self.test: str | None = None
@@ -122,7 +124,7 @@ class Ledger:
     def begin(self, test: str | None, ignore: tuple[str, ...] = ()) -> None:
         with self.lock:
             self.records.clear()
-            self.buffers.clear()
+            self.parts.clear()
             self.roots.clear()
             self.test, self.extra_ignore = test, ignore
             self._probed.clear()
@@ -138,7 +140,7 @@ class Ledger:
             self.recording = False
             self.owning = False
             self.records.clear()
-            self.buffers.clear()
+            self.parts.clear()
             self.roots.clear()
 
     def drain(self) -> list[Finding]:
@@ -231,8 +233,7 @@ class Ledger:
             rec.nested = [(id(part), qualname_of(type(o)), self.label(o), type(o)) for part, o in inner]
             self.records[id(obj)] = rec
             self._note_unverifiable(rec)
-            if fp.detail is not None and b"BufferToken" in fp.detail:
-                self._index_buffers(rec)
+            self._index_parts(rec, inner, fp.detail is not None and b"BufferToken" in fp.detail)
         if self.settings.probe_aliases and not isinstance(owner, str):
             self._probe(rec, owner, kind, site, inner)
 
@@ -272,13 +273,21 @@ class Ledger:
         """Check what comes back through reset/load_state_dict, then record it as the caller's."""
         if not self.recording or os.getpid() != self.pid or state is None:
             return
-        reached = {id(part): part for part in probe.reachable(state)}
+        parts = probe.reachable(state)
+        reached = {id(part): part for part in parts}
         # Set intersections run at C speed: only parts handed over before are looked at.
         for key in reached.keys() & self.records.keys():
             self.verify(reached[key], "reentry")
-        for key in (reached.keys() & self.buffers.keys()) - {id(state)}:
-            if not self.records.get(key):
-                self._verify_buffer(reached[key])
+        back = [self.parts[key] for key in (reached.keys() - {id(state)}) & self.parts.keys()]
+        buffers = probe.buffer_types()
+        if buffers:
+            keys = map(probe.memory_key, (p for p in parts if isinstance(p, buffers)))
+            back += [self.parts[key] for key in keys if key in self.parts]
+        again: dict[Record, set[int]] = {}
+        for rec, part in back:
+            again.setdefault(rec, set()).add(part)
+        for rec, ids in again.items():
+            self._reverify(rec, ids)
         with self.lock:
             known = self.records.get(id(state))
             if known is not None and known.obj is state:
@@ -296,26 +305,39 @@ class Ledger:
             )
             self.records[id(state)] = rec
 
-    def _index_buffers(self, rec: Record) -> None:
-        """Remember which record each tensor/array of a snapshot was last handed over in.
+    def _index_parts(self, rec: Record, inner: list[tuple[Any, Any]], buffers: bool) -> None:
+        """Remember the live parts of a snapshot, to follow them wherever they go.
 
-        ``best = model.state_dict().copy()`` is a new dict of the same live tensors: the
-        dict that was handed over is dropped, the tensors come back inside the copy.
+        ``best = {k: v for k, v in model.state_dict().items()}`` drops the dict that was
+        handed over and keeps its live tensors (and a module's live extra-state dict) in
+        a container of the holder's own; ``t.detach()`` is a new object over the same
+        memory. When such a part comes back through a load, the snapshot it left in is
+        judged again.
         """
-        for part in probe.reachable(rec.obj):
-            if part is not rec.obj and probe.is_buffer(part):
-                self.buffers[id(part)] = rec
+        for part, _ in inner:
+            self.parts[id(part)] = (rec, id(part))
+        if buffers:
+            types_ = probe.buffer_types()
+            for part in probe.reachable(rec.obj):
+                if part is not rec.obj and isinstance(part, types_):
+                    key = probe.memory_key(part)
+                    if key is not None:
+                        self.parts[key] = (rec, id(part))
 
-    def _verify_buffer(self, part: Any) -> None:
-        """A tensor coming back inside another container: re-judge the snapshot it left in."""
-        rec = self.buffers.get(id(part)) if probe.is_buffer(part) else None
-        if rec is None or rec.flagged:
+    def _reverify(self, rec: Record, parts: set[int]) -> None:
+        """Live parts coming back inside another container: judge what changed in them.
+
+        Only those parts: the rest of the snapshot they left was dropped (a clone taken
+        next to a live part changes nothing anyone holds).
+        """
+        if rec.flagged:
             return
-        fp = fingerprint(rec.obj)  # the record keeps its container, so the tensor is the same one
+        fp = fingerprint(rec.obj)  # the record keeps its container, so the parts are the same ones
         with self.lock:
             self.stats.checked += 1
             if not rec.flagged and fp.digest != rec.fp.digest:
-                self._judge(rec, fp, "reentry")
+                within = list(probe.paths_to(rec.obj, "", parts, 8, objects=False).values())
+                self._judge(rec, fp, "reentry", within)
 
     def watch(self, obj: Any, owner: Any, kind: str = "watch") -> None:
         self.handover(obj, owner, kind, local_refs=1, always=True)
@@ -391,8 +413,11 @@ class Ledger:
                 return True
         return False
 
-    def _judge(self, rec: Record, fp: Fingerprint, check: str) -> bool:
+    def _judge(self, rec: Record, fp: Fingerprint, check: str, within: list[str] | None = None) -> bool:
+        """Report what changed in *rec*'s snapshot (only under the paths *within*, if given)."""
         changes = self._own_changes(rec, diff(rec.fp, fp, collapse=True))
+        if within is not None:
+            changes = [c for c in changes if any(c.path.startswith(path) for path in within)]
         shares = rec.shares
         if rec.handover.kind in LOAD_METHODS and not rec.always:
             # A load aliases only what the loading node kept: torch's default load_state_dict
@@ -407,8 +432,9 @@ class Ledger:
                 "mutation", group, owner=owner, label=label, site=rec.handover.site, stack=rec.handover.stack,
                 thread=rec.handover.thread, check=check, origin=self._origin(rec, owner_type), aliases=shares,
             ))
-        if not found:  # every change was ignored: the snapshot as it is now is the baseline
-            rec.fp = fp
+        if not found:
+            if within is None:  # every change was ignored: the snapshot as it is now is the baseline
+                rec.fp = fp
             return False
         rec.flagged = True
         return True

@@ -126,7 +126,7 @@ def reachable(obj: Any, depth: int = 6) -> list[Any]:
     seen = {id(obj)}
     out = [obj]
     level = [obj] if isinstance(obj, _DESCEND) else []
-    buffers = _buffer_types()
+    buffers = buffer_types()
     for _ in range(depth):
         if not level:
             break
@@ -147,7 +147,7 @@ def reachable(obj: Any, depth: int = 6) -> list[Any]:
     return out
 
 
-def _buffer_types() -> tuple[type, ...]:
+def buffer_types() -> tuple[type, ...]:
     found = []
     torch, np = sys.modules.get("torch"), sys.modules.get("numpy")
     if torch is not None:
@@ -157,30 +157,103 @@ def _buffer_types() -> tuple[type, ...]:
     return tuple(found)
 
 
-def aliases(snapshot: Any, owner: Any, owner_name: str, depth: int = 3) -> list[tuple[str, str]]:
+def aliases(snapshot: Any, owner: Any, owner_name: str, depth: int = 3, limit: int = 32) -> list[tuple[str, str]]:
     """(snapshot path, owner path) of each mutable object the snapshot shares with the owner.
 
-    Tensors and arrays are shared when they view the same memory, whatever the
-    object: ``t.detach()``, ``t[:]``, ``torch.from_numpy(a)`` and the new Parameter
-    ``load_state_dict(assign=True)`` wraps around the caller's tensor are all live.
+    Only the outermost shared objects are named (``['a']`` covers ``['a']['b']``), at
+    most *limit* of them. Tensors and arrays are shared when they view the same memory,
+    whatever the object: ``t.detach()``, ``t[:]``, ``torch.from_numpy(a)`` and the new
+    Parameter ``load_state_dict(assign=True)`` wraps around the caller's tensor.
+
+    Cost: the owner's and the snapshot's objects are gathered level by level with
+    ``gc.get_referents`` (atomic leaves dropped at C speed) and compared as id sets;
+    paths are made only for what is shared.
     """
-    live: dict[int, str] = {}
+    live, buffers = _gather(owner, depth, objects=True)
+    live.discard(id(owner))
     memory = _Memory()
-    for where, part in parts(owner, owner_name, depth, True):
-        if part is not owner:
-            live[id(part)] = where
-            if is_buffer(part):
-                memory.add(part, where)
-    found = []
-    for where, part in parts(snapshot, "", depth + 1, False):
-        if not is_mutable(part):
-            continue
-        shared = live.get(id(part))
-        if shared is None and is_buffer(part):
-            shared = memory.find(part)
-        if shared is not None:
-            found.append((where, shared))
+    for buffer in buffers:
+        memory.add(buffer, id(buffer))
+    shared: dict[int, int] = {}  # id in the snapshot -> id of the live object it is (or views)
+    level = [snapshot]
+    seen = {id(snapshot)}
+    for _ in range(depth + 1):
+        following = []
+        for node in level:
+            if not is_mutable(node):
+                continue
+            if id(node) in live:
+                shared[id(node)] = id(node)
+            elif is_buffer(node) and (found := memory.find(node)) is not None:
+                shared[id(node)] = found
+            elif isinstance(node, _DESCEND):
+                following.append(node)
+            if len(shared) >= limit:
+                break
+        if len(shared) >= limit or not following:
+            break
+        level = []
+        for ref in gc.get_referents(*following):
+            if type(ref) not in _ATOMIC and id(ref) not in seen:
+                seen.add(id(ref))
+                level.append(ref)
+    if not shared:
+        return []
+    snap_paths = paths_to(snapshot, "", set(shared), depth + 1, objects=False)
+    live_paths = paths_to(owner, owner_name, set(shared.values()), depth, objects=True)
+    found = [(snap_paths[i], live_paths[j]) for i, j in shared.items() if i in snap_paths and j in live_paths]
     return _outermost(found)
+
+
+def _gather(root: Any, depth: int, objects: bool) -> tuple[set[int], list[Any]]:
+    """Ids of the mutable objects reachable from *root* (through attributes too, with *objects*), and its buffers."""
+    ids = {id(root)}
+    buffers: list[Any] = []
+    level = [root]
+    for _ in range(depth):
+        containers = [n for n in level if isinstance(n, _DESCEND)]
+        refs = gc.get_referents(*containers) if containers else []
+        if objects:
+            for node in level:
+                if not isinstance(node, _DESCEND) and is_plain_object(node):
+                    refs.extend(v for _, v in _children(node, "", True))
+        if not refs or _all_atomic(refs):
+            break
+        level = []
+        for ref in refs:
+            if type(ref) in _ATOMIC or id(ref) in ids or isinstance(ref, _NOT_PLAIN):
+                continue
+            ids.add(id(ref))
+            if is_buffer(ref):
+                buffers.append(ref)
+            elif isinstance(ref, _DESCEND) or (objects and is_plain_object(ref)):
+                level.append(ref)
+    return ids, buffers
+
+
+def paths_to(root: Any, name: str, targets: set[int], depth: int, objects: bool) -> dict[int, str]:
+    """The path from *root* to each object of *targets*, breadth first, stopping once all are found."""
+    paths: dict[int, str] = {}
+    if id(root) in targets:
+        paths[id(root)] = name
+    seen = {id(root)}
+    level = [(name, root)]
+    for _ in range(depth):
+        if len(paths) == len(targets) or not level:
+            break
+        following = []
+        for where, node in level:
+            for child_path, child in _children(node, where, objects):
+                if id(child) in seen:
+                    continue
+                seen.add(id(child))
+                if id(child) in targets:
+                    paths[id(child)] = child_path
+                    if not objects:  # in a snapshot, what is inside a shared object is covered by it
+                        continue
+                following.append((child_path, child))
+        level = following
+    return paths
 
 
 def extent(buffer: Any) -> tuple[str, int, int] | None:
@@ -203,19 +276,24 @@ def extent(buffer: Any) -> tuple[str, int, int] | None:
         return None
 
 
+def memory_key(buffer: Any) -> tuple[str, int, int] | None:
+    """What identifies a buffer's memory: (device, first byte, end byte), or None."""
+    return extent(buffer)
+
+
 class _Memory:
     """Byte ranges of live buffers, to find the one a snapshot's buffer overlaps."""
 
     def __init__(self) -> None:
-        self.ranges: dict[str, list[tuple[int, int, str]]] = {}
+        self.ranges: dict[str, list[tuple[int, int, Any]]] = {}
 
-    def add(self, buffer: Any, where: str) -> None:
+    def add(self, buffer: Any, where: Any) -> None:
         found = extent(buffer)
         if found is not None:
             device, start, end = found
             bisect.insort(self.ranges.setdefault(device, []), (start, end, where))
 
-    def find(self, buffer: Any) -> str | None:
+    def find(self, buffer: Any) -> Any:
         found = extent(buffer)
         if found is None or found[0] not in self.ranges:
             return None
