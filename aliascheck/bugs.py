@@ -26,6 +26,7 @@ from .findings import Finding
 from .kinds import CHECKS, LOAD_METHODS
 
 _INDEX = re.compile(r"\[\d+\]")
+_ATTRIBUTE = re.compile(r"^[^.\[]+(\.[^.\[]+)?")  # "Shards.pos" of "Shards.pos['seen']"
 _SEVERITY = {"error": 0, "warning": 1, "info": 2}
 
 
@@ -90,7 +91,10 @@ class Bug:
         """What the occurrences share: the live object, the class attribute, the unreadable part."""
         first = self.first
         if first.kind in ("mutation", "alias") and first.shares:
-            return first.shares
+            # The owner's attribute, not each object under it: a module's parameters
+            # (Linear._parameters['weight'], ['bias']) are one bug of the line that let them out.
+            found = _ATTRIBUTE.match(first.shares)
+            return found.group(0) if found else first.shares
         if first.kind in ("class-reset", "fresh-class"):
             return re.split(r"[\[.]", first.path, maxsplit=1)[0]
         if first.kind == "unverifiable":

@@ -46,6 +46,8 @@ from .shadow import qualname_of
 
 MAX_PATHS = 20  # changed paths reported per snapshot; the rest are counted
 MAX_TEXT = 200  # characters of a value shown in a finding
+SHARED_DEPTH = 8  # how deep a judged owner is walked for what its snapshot shares (a Loader's pipeline)
+SHARED_LIMIT = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +227,7 @@ class Ledger:
             if prev is not None and prev.obj is obj:
                 self._rehandover(prev, fp, local_refs)
                 return
+            self._earlier_inside(obj)
             label = owner if isinstance(owner, str) else self.label(owner)
             rec = Record(
                 Handover(owner_name, label, kind, site, stack, threading.current_thread().name, self.test),
@@ -259,6 +262,23 @@ class Ledger:
                     prefix = where[id(part)]
                     found += [(prefix + p, o) for p, o in probe.aliases(part, inner_owner, type(inner_owner).__name__)]
         self._probed[key] = rec.shares = rec.aliases = found
+
+    def _earlier_inside(self, obj: Any) -> None:
+        """A new snapshot holding an earlier one that changed since: a state cached across
+        ``next()`` (torchdata's ``LoaderIterator.has_next``, ``Unbatcher``) handed out late.
+
+        One level deep, by an id-set intersection at C speed; a long list is not looked into.
+        """
+        if isinstance(obj, dict):
+            values: Any = obj.values()
+        elif isinstance(obj, (list, tuple)) and len(obj) <= 1024:
+            values = obj
+        else:
+            return
+        for key in set(map(id, values)) & self.records.keys():
+            prev = self.records[key]
+            if not prev.flagged:
+                self._rehandover(prev, fingerprint(prev.obj), 0)
 
     def _rehandover(self, prev: Record, fp: Fingerprint, local_refs: int) -> None:
         if prev.flagged or prev.fp.digest == fp.digest:
@@ -426,6 +446,12 @@ class Ledger:
             node = rec.owner()
             shares = [] if node is None else probe.aliases(rec.obj, node, type(node).__name__)
             changes = [c for c in changes if any(c.path.startswith(path) for path, _ in shares)]
+        elif not rec.always and changes and (node := rec.owner()) is not None:
+            # A change counts only in what the snapshot shares with live state: the holder
+            # popping a key from the fresh dict state_dict() returned edits its own container.
+            live = probe.aliases(rec.obj, node, type(node).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT)
+            changes = [c for c in changes if any(c.path.startswith(path) for path, _ in live)]
+            shares = [*rec.shares, *live]  # the inner owners' names first (Shards.pos, not Batcher.source.pos)
         found = 0
         for owner, label, owner_type, group in self._by_owner(rec, changes):
             found += len(self.report(

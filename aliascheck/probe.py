@@ -147,6 +147,13 @@ def reachable(obj: Any, depth: int = 6) -> list[Any]:
     return out
 
 
+def _attribute_dict(obj: Any) -> Any:
+    try:
+        return object.__getattribute__(obj, "__dict__")
+    except (AttributeError, TypeError):
+        return None
+
+
 def buffer_types() -> tuple[type, ...]:
     found = []
     torch, np = sys.modules.get("torch"), sys.modules.get("numpy")
@@ -217,6 +224,7 @@ def _gather(root: Any, depth: int, objects: bool) -> tuple[set[int], list[Any]]:
             for node in level:
                 if not isinstance(node, _DESCEND) and is_plain_object(node):
                     refs.extend(v for _, v in _children(node, "", True))
+                    ids.add(id(_attribute_dict(node)))  # get_state() returning self.__dict__
         if not refs or _all_atomic(refs):
             break
         level = []
@@ -243,6 +251,8 @@ def paths_to(root: Any, name: str, targets: set[int], depth: int, objects: bool)
             break
         following = []
         for where, node in level:
+            if objects and id(_attribute_dict(node)) in targets:
+                paths[id(_attribute_dict(node))] = f"{where}.__dict__"
             for child_path, child in _children(node, where, objects):
                 if id(child) in seen:
                     continue
