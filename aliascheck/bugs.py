@@ -166,6 +166,9 @@ def _within(shares: str) -> str:
 def _gist(bug: Bug) -> str:
     f, origin, site = bug.first, bug.origin, bug.site
     where = f"{origin.function} ({origin})" if origin else ""
+    if f.kind == "mutation" and f.check == "load":
+        loader = where or (f"{f.owner} ({site})" if site else f.owner)
+        return f"{loader} wrote into the state it was given: {bug.change}"
     if f.kind in ("mutation", "alias"):
         changed = "it changed after the handover" if f.kind == "mutation" else "not changed yet"
         if origin and origin.function.rpartition(".")[2] in LOAD_METHODS:
@@ -191,6 +194,9 @@ def _gist(bug: Bug) -> str:
 
 def _fix(bug: Bug) -> str:
     f, origin, site = bug.first, bug.origin, bug.site
+    if f.kind == "mutation" and f.check == "load":
+        return f"{bug.location}: pass the load a copy it may change (copy.deepcopy(state)), or load without it" \
+            if bug.location else "pass the load a copy it may change (copy.deepcopy(state))"
     if f.kind in ("mutation", "alias"):
         if origin and origin.function.rpartition(".")[2] in LOAD_METHODS:
             return f"{origin}: copy what {origin.method}() is given before keeping it (copy.deepcopy(state))"

@@ -122,13 +122,15 @@ def _reentry(original: Any, kind: str) -> Any:
         if led is None or not led.recording or depth:
             return original(self, state, *args, **kwargs)
         led.note_root(self)
-        if state is not None:
-            led.loaded(state, self, kind)
+        before = led.loaded(state, self, kind) if state is not None else None
         _tls.depth, _tls.nested = 1, None
         try:
-            return original(self, state, *args, **kwargs)
+            result = original(self, state, *args, **kwargs)
         finally:
             _tls.depth = 0
+        if before is not None:  # the load returned: did it write into what it was given?
+            led.after_load(state, self, before)
+        return result
 
     return load
 

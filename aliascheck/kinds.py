@@ -53,6 +53,7 @@ CHECKS: dict[str, str] = {
     "handover": "the next handover of the same object",
     "delivery": "delivery to the consumer",
     "reentry": "re-entry (reset/load_state_dict)",
+    "load": "the load itself: the state it was given, before and after",
     "teardown": "teardown, after stepping the test's root nodes",
     "harness": "the harness, after stepping the node",
     "alias-probe": "the alias probe at handover",

@@ -58,7 +58,8 @@ class Settings:
 
 
 class Record:
-    __slots__ = ("handover", "obj", "fp", "owner", "owner_type", "nested", "always", "flagged", "aliases", "shares")
+    __slots__ = ("handover", "obj", "fp", "owner", "owner_type", "nested", "always", "flagged", "aliases", "shares",
+                 "adopter")
 
     def __init__(self, handover: Handover, obj: Any, fp: Fingerprint, owner: Any, always: bool) -> None:
         self.handover = handover
@@ -71,6 +72,7 @@ class Record:
         self.flagged = False
         self.aliases: list[tuple[str, str]] = []  # what the probe found at this handover: warned about if unchanged
         self.shares: list[tuple[str, str]] = []  # (snapshot path, live path) of its owner type: names a change
+        self.adopter: Any = None  # a weak reference to another node this very snapshot was loaded into
 
 
 def _weak(obj: Any) -> Any:
@@ -289,10 +291,13 @@ class Ledger:
         else:  # nobody kept the earlier snapshot: the new one is the baseline now
             prev.fp = fp
 
-    def loaded(self, state: Any, node: Any, kind: str) -> None:
-        """Check what comes back through reset/load_state_dict, then record it as the caller's."""
+    def loaded(self, state: Any, node: Any, kind: str) -> Fingerprint | None:
+        """Check what comes back through reset/load_state_dict, then record it as the caller's.
+
+        Returns the state's fingerprint as the load begins, for :meth:`after_load`.
+        """
         if not self.recording or os.getpid() != self.pid or state is None:
-            return
+            return None
         parts = probe.reachable(state)
         reached = {id(part): part for part in parts}
         # Set intersections run at C speed: only parts handed over before are looked at.
@@ -312,9 +317,10 @@ class Ledger:
             known = self.records.get(id(state))
             if known is not None and known.obj is state:
                 # A handed-over snapshot loaded straight into another node (an optimizer's
-                # state_dict() transplanted): whoever holds it now, it must not change.
-                known.always = True
-                return
+                # state_dict() transplanted, copy.copy through __getstate__/__setstate__): the
+                # parts that node kept are shared by two live owners, whoever else holds them.
+                known.adopter = _weak(node)
+                return known.fp
             site, stack = sites.where()
             rec = Record(
                 Handover(qualname_of(type(node)), self.label(node), kind, site, stack,
@@ -324,6 +330,36 @@ class Ledger:
                 state, fingerprint(state), node, always=False,
             )
             self.records[id(state)] = rec
+            return rec.fp
+
+    def after_load(self, state: Any, node: Any, before: Fingerprint) -> None:
+        """The load itself must not write into the caller's state (``assign=True`` setting
+        ``sd._metadata``): compared right after the loading method returns."""
+        rec = self.records.get(id(state))
+        if rec is None or rec.obj is not state or rec.flagged:
+            return
+        fp = fingerprint(state)
+        with self.lock:
+            self.stats.checked += 1
+            if fp.digest == before.digest or rec.flagged:
+                return
+            # A part handed over by another owner (a live snapshot inside the checkpoint) may
+            # be changing in that owner's worker right now: its own record judges it.
+            changes = self._own_changes(rec, diff(before, fp, collapse=True))
+            live = {id(p) for p in probe.reachable(state)} & {k for k in self.parts if isinstance(k, int)}
+            if live:  # a live part another owner handed over (an inner state method's result)
+                paths = probe.paths_to(state, "", live, 8, objects=False).values()
+                changes = [c for c in changes if not any(c.path.startswith(p) for p in paths)]
+            if not changes:
+                return
+            site, stack = sites.where()  # the load call
+            found = self.report(
+                "mutation", changes, owner=qualname_of(type(node)), label=self.label(node),
+                site=site, stack=stack, check="load",
+                origin=sites.origin(type(node), LOAD_METHODS),
+            )
+            rec.fp = fp  # reported once: later checks compare with the state as the load left it
+            rec.flagged = rec.flagged or bool(found)
 
     def _index_parts(self, rec: Record, inner: list[tuple[Any, Any]], buffers: bool) -> None:
         """Remember the live parts of a snapshot, to follow them wherever they go.
@@ -377,12 +413,13 @@ class Ledger:
         with self.lock:
             records = list(self.records.values())
         for rec in records:
-            if rec.flagged or not (rec.always or self._held_elsewhere(rec, 0)):
+            if rec.flagged or not (rec.always or rec.adopter is not None or self._held_elsewhere(rec, 0)):
                 continue
             fp = fingerprint(rec.obj)
             with self.lock:  # a worker's re-handover may have judged it meanwhile
                 self.stats.checked += 1
-                if not rec.flagged and fp.digest != rec.fp.digest and (rec.always or self._kept(rec)):
+                if not rec.flagged and fp.digest != rec.fp.digest and (
+                        rec.always or rec.adopter is not None or self._kept(rec)):
                     self._judge(rec, fp, check)
 
     def _held_elsewhere(self, rec: Record, local_refs: int) -> bool:
@@ -439,7 +476,12 @@ class Ledger:
         if within is not None:
             changes = [c for c in changes if any(c.path.startswith(path) for path in within)]
         shares = rec.shares
-        if rec.handover.kind in LOAD_METHODS and not rec.always:
+        adopter = rec.adopter() if rec.adopter is not None else None
+        if adopter is not None:  # only what the adopting node kept is shared by both
+            kept = probe.aliases(rec.obj, adopter, type(adopter).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT)
+            changes = [c for c in changes if any(c.path.startswith(path) for path, _ in kept)]
+            shares = [*rec.shares, *kept]
+        elif rec.handover.kind in LOAD_METHODS and not rec.always:
             # A load aliases only what the loading node kept: torch's default load_state_dict
             # copies into the parameters, a reset() that deep-copies keeps nothing. A change
             # elsewhere in the caller's state is not this node's doing.
