@@ -95,7 +95,8 @@ def run_variant(entry: Entry, variant: Variant) -> dict[str, Any]:
     namespace: dict[str, Any] = {}
     roots: list[Any] = []
     imported = tuple(s for s in entry.stateful if not s.startswith("__main__:"))
-    session = Session(Options(enabled=True, steps=entry.steps, stateful=imported))
+    # The entry's directory is the project: its classes are found with no configuration.
+    session = Session(Options(enabled=True, steps=entry.steps, stateful=imported, roots=(str(entry.dir),)))
     session.start()
     saved = _Saved(entry.dir)
     try:

@@ -298,11 +298,12 @@ class Ledger:
         """
         if not self.recording or os.getpid() != self.pid or state is None:
             return None
+        now = fingerprint(state)  # the state as the load begins: the baseline of after_load too
         parts = probe.reachable(state)
-        reached = {id(part): part for part in parts}
+        reached = dict(zip(map(id, parts), parts))
         # Set intersections run at C speed: only parts handed over before are looked at.
         for key in reached.keys() & self.records.keys():
-            self.verify(reached[key], "reentry")
+            self.verify(reached[key], "reentry", now if key == id(state) else None)
         back = [self.parts[key] for key in (reached.keys() - {id(state)}) & self.parts.keys()]
         buffers = probe.buffer_types()
         if buffers:
@@ -320,17 +321,17 @@ class Ledger:
                 # state_dict() transplanted, copy.copy through __getstate__/__setstate__): the
                 # parts that node kept are shared by two live owners, whoever else holds them.
                 known.adopter = _weak(node)
-                return known.fp
+                return now
             site, stack = sites.where()
             rec = Record(
                 Handover(qualname_of(type(node)), self.label(node), kind, site, stack,
                          threading.current_thread().name, self.test),
                 # Judged while the caller (or another node) holds it too, as any snapshot:
                 # a node that adopted a checkpoint nobody else keeps may write into it.
-                state, fingerprint(state), node, always=False,
+                state, now, node, always=False,
             )
             self.records[id(state)] = rec
-            return rec.fp
+            return now
 
     def after_load(self, state: Any, node: Any, before: Fingerprint) -> None:
         """The load itself must not write into the caller's state (``assign=True`` setting
@@ -399,12 +400,12 @@ class Ledger:
         self.handover(obj, owner, kind, local_refs=1, always=True)
 
     # -- checks ----------------------------------------------------------
-    def verify(self, obj: Any, check: str) -> bool:
-        """Compare *obj* with its handover record, if it has one; True if it changed."""
+    def verify(self, obj: Any, check: str, fp: Fingerprint | None = None) -> bool:
+        """Compare *obj* (fingerprinted now, or as *fp*) with its handover record, if it has one; True if it changed."""
         rec = self.records.get(id(obj))
         if rec is None or rec.obj is not obj or rec.flagged or not self.recording:
             return False
-        fp = fingerprint(obj)
+        fp = fingerprint(obj) if fp is None else fp
         with self.lock:
             self.stats.checked += 1
             return not rec.flagged and fp.digest != rec.fp.digest and self._judge(rec, fp, check)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import bisect
 import gc
+import operator
 import sys
 import types
 from collections.abc import Iterator
+from itertools import compress
 from typing import Any
 
 _CONTAINERS = (dict, list, tuple, set, frozenset)
@@ -117,34 +119,46 @@ def _children(node: Any, where: str, walk_objects: bool) -> list[tuple[str, Any]
 
 def reachable(obj: Any, depth: int = 6) -> list[Any]:
     """*obj* and every container (dict, list, tuple) and buffer reachable from it through
-    containers, down to *depth* levels, each once; no paths.
+    containers, down to *depth* levels; no paths (an object reached twice may be listed twice).
 
     What the hot paths need (which parts of a loaded state were handed over before,
-    which buffers a snapshot holds): one ``gc.get_referents`` call per level, atomic
-    leaves dropped at C speed, so a 1M-int list costs milliseconds, not seconds.
+    which buffers a snapshot holds): one ``gc.get_referents`` call per level, split by
+    type with C iterators, so a 1M-int list or a 300k-key dict costs milliseconds.
     """
-    seen = {id(obj)}
     out = [obj]
     level = [obj] if isinstance(obj, _DESCEND) else []
     buffers = buffer_types()
     for _ in range(depth):
         if not level:
             break
-        referents = gc.get_referents(*level)
-        if _all_atomic(referents):
-            break
-        level = []
-        for ref in referents:
-            if type(ref) in _ATOMIC or id(ref) in seen:
-                continue
-            if isinstance(ref, _DESCEND):
-                seen.add(id(ref))
+        containers, others = _split(gc.get_referents(*level))
+        level = containers
+        out += containers
+        for ref in others:
+            if isinstance(ref, _DESCEND):  # a dict or list subclass
                 level.append(ref)
                 out.append(ref)
             elif buffers and isinstance(ref, buffers):
-                seen.add(id(ref))
                 out.append(ref)
     return out
+
+
+_PLAIN = frozenset({dict, list, tuple})
+_KNOWN = _ATOMIC | _PLAIN
+
+
+def _split(refs: list[Any]) -> tuple[list[Any], list[Any]]:
+    """(plain dicts, lists and tuples; everything else but atomic leaves) among *refs*, with C iterators."""
+    if not refs:
+        return [], []
+    kinds = list(map(type, refs))
+    present = set(kinds)
+    if present <= _ATOMIC:  # a list of a million ints: nothing to follow
+        return [], []
+    containers = list(compress(refs, map(_PLAIN.__contains__, kinds))) if present & _PLAIN else []
+    others = list(compress(refs, map(operator.not_, map(_KNOWN.__contains__, kinds)))) \
+        if not present <= _KNOWN else []
+    return containers, others
 
 
 def _attribute_dict(obj: Any) -> Any:
@@ -218,24 +232,27 @@ def _gather(root: Any, depth: int, objects: bool) -> tuple[set[int], list[Any]]:
     buffers: list[Any] = []
     level = [root]
     for _ in range(depth):
-        containers = [n for n in level if isinstance(n, _DESCEND)]
+        containers = [n for n in level if isinstance(n, _DESCEND)] if len(level) < 64 else \
+            list(compress(level, map(_PLAIN.__contains__, map(type, level))))
         refs = gc.get_referents(*containers) if containers else []
         if objects:
             for node in level:
-                if not isinstance(node, _DESCEND) and is_plain_object(node):
+                if type(node) not in _PLAIN and not isinstance(node, _DESCEND) and is_plain_object(node):
                     refs.extend(v for _, v in _children(node, "", True))
                     ids.add(id(_attribute_dict(node)))  # get_state() returning self.__dict__
-        if not refs or _all_atomic(refs):
-            break
-        level = []
-        for ref in refs:
-            if type(ref) in _ATOMIC or id(ref) in ids or isinstance(ref, _NOT_PLAIN):
+        plain, others = _split(refs)
+        ids.update(map(id, plain))
+        level = plain
+        for ref in others:
+            if isinstance(ref, _NOT_PLAIN) or id(ref) in ids:
                 continue
             ids.add(id(ref))
             if is_buffer(ref):
                 buffers.append(ref)
             elif isinstance(ref, _DESCEND) or (objects and is_plain_object(ref)):
                 level.append(ref)
+        if not level:
+            break
     return ids, buffers
 
 
