@@ -300,7 +300,7 @@ class Ledger:
             return None
         now = fingerprint(state)  # the state as the load begins: the baseline of after_load too
         parts = probe.reachable(state)
-        reached = dict(zip(map(id, parts), parts))
+        reached = dict(zip(map(id, parts), parts, strict=True))
         # Set intersections run at C speed: only parts handed over before are looked at.
         for key in reached.keys() & self.records.keys():
             self.verify(reached[key], "reentry", now if key == id(state) else None)
