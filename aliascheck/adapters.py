@@ -71,6 +71,10 @@ class Adapters:
     def step_iterator(self, root: Any) -> Any:
         return self.pm.hook.aliascheck_step_iterator(root=root)
 
+    def teardown(self, ledger: Any) -> None:
+        """Each adapter's own teardown check (what it recorded outside the ledger's records)."""
+        self.pm.hook.aliascheck_teardown(ledger=ledger)
+
     def uninstall(self) -> None:
         while self._undos:
             self._undos.pop()()

@@ -48,6 +48,7 @@ class Finding:
     detail: str = ""  # a collection change in words: "list grew from 0 to 36 items (appended 0, 1, 2, ...)"
     origin: str = ""  # "file:line in Qualname.method": the owner's own code that let the state out
     shares: str = ""  # the live object the snapshot shares: "Shards.pos['seen']"
+    process: str = ""  # the child process it was found in: "pid 4242, DataLoader worker 0"; "" for the test's own
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

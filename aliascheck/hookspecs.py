@@ -27,3 +27,12 @@ def aliascheck_install(options: Any) -> Callable[[], None] | None:
 @hookspec(firstresult=True)
 def aliascheck_step_iterator(root: Any) -> Any:
     """What the harness should call ``next()`` on to step *root*, or None if unknown."""
+
+
+@hookspec
+def aliascheck_teardown(ledger: Any) -> None:
+    """Verify what the adapter recorded itself (messages not yet received, cached values), then drop it.
+
+    Called at the end of every checked test, before the ledger's own teardown check,
+    in the test's thread. Report through ``ledger.report(...)``; never raise.
+    """

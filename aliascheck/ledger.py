@@ -30,7 +30,7 @@ import threading
 import types
 import weakref
 from collections import Counter, deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,6 +123,10 @@ class Ledger:
         self._label_counts: Counter = Counter()
         self._reported_opaque: set[tuple[str, str]] = set()
         self._older_threads: set[int | None] = set()
+        # Where findings also go as they are made (a child process's spool); and the
+        # process they were made in, named on each finding ("" in the test process).
+        self.sink: Callable[[list[Finding]], None] | None = None
+        self.process = ""
 
     # -- lifecycle -------------------------------------------------------
     def begin(self, test: str | None, ignore: tuple[str, ...] = ()) -> None:
@@ -399,6 +403,18 @@ class Ledger:
     def watch(self, obj: Any, owner: Any, kind: str = "watch") -> None:
         self.handover(obj, owner, kind, local_refs=1, always=True)
 
+    def forget(self, obj: Any) -> None:
+        """Drop *obj*'s record, if it has one: ownership passed (a message was received)."""
+        with self.lock:
+            rec = self.records.get(id(obj))
+            if rec is not None and rec.obj is obj:
+                del self.records[id(obj)]
+
+    def recorded(self, obj: Any) -> bool:
+        """Whether *obj* itself has a record now."""
+        rec = self.records.get(id(obj))
+        return rec is not None and rec.obj is obj
+
     # -- checks ----------------------------------------------------------
     def verify(self, obj: Any, check: str, fp: Fingerprint | None = None) -> bool:
         """Compare *obj* (fingerprinted now, or as *fp*) with its handover record, if it has one; True if it changed."""
@@ -618,7 +634,7 @@ class Ledger:
                 more=len(kept) - len(shown) if i == len(shown) - 1 else 0,
                 thread=threading.current_thread().name if thread is None else thread,
                 detail=_text(c.text), origin=origin,
-                shares=shares or _shared(c.path, aliases),
+                shares=shares or _shared(c.path, aliases), process=self.process,
             )
             for i, c in enumerate(shown)
         ]
@@ -628,6 +644,8 @@ class Ledger:
             elif severity != "info":
                 self.stats.flagged += 1
             self.findings.extend(out)
+            if self.sink is not None:  # a child process: each finding leaves at once
+                self.sink(out)
         return out
 
     def note_handover(self, owner: str) -> None:

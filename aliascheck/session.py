@@ -57,6 +57,7 @@ class Session:
         led.owning = False
         try:
             self.step_roots(harness.select_roots([r for r in led.roots.values() if led.built_now(r)]), steps)
+            self.adapters.teardown(led)
             led.verify_all("teardown")
             found = led.drain()
         finally:
