@@ -42,7 +42,7 @@ from .session import Session
 
 # What each family needs imported before the test begins (its adapter's framework).
 FAMILY_IMPORTS = {"torchdata": ("torch", "torchdata.nodes"), "torch": ("torch",),
-                  "cloudpickle": ("cloudpickle",), "generic": ()}
+                  "cloudpickle": ("cloudpickle",), "generic": (), "messages": (), "caches": (), "processes": ()}
 EXTRAS = {"torch": "torch", "torchdata": "torchdata", "cloudpickle": "cloudpickle", "distributed": "dask",
           "dask": "dask", "numpy": "numpy"}
 # Dask keeps one process-wide offload thread by design (tests/test_dask.py says the same).
