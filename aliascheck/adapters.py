@@ -7,9 +7,10 @@ before every test), so a session that never imports torch never pays for it.
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
 import sys
-from collections.abc import Callable
-from importlib.metadata import entry_points
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pluggy
@@ -27,11 +28,16 @@ BUNDLED = {
     "torch": ("aliascheck.plugins.torch", "torch"),
     "stateful_dataloader": ("aliascheck.plugins.stateful_dataloader", "torchdata.stateful_dataloader"),
     "generic": ("aliascheck.plugins.generic", None),
+    "messages": ("aliascheck.plugins.messages", None),
+    "caches": ("aliascheck.plugins.caches", None),
 }
 
 
 class Adapters:
-    def __init__(self, options: Options) -> None:
+    """*plugins*: third-party adapters as ``(name, "module:attr")``, when the caller knows them
+    already (a child process gets its session's list, not an entry-point scan)."""
+
+    def __init__(self, options: Options, plugins: Sequence[tuple[str, str]] | None = None) -> None:
         self.options = options
         self.pm = pluggy.PluginManager("aliascheck")
         self.pm.add_hookspecs(hookspecs)
@@ -45,9 +51,14 @@ class Adapters:
         for name, (module, requires) in BUNDLED.items():
             if name not in off:
                 self.pending[name] = (module, requires, None)
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            if ep.name not in off and ep.name not in self.pending:
-                self.pending[ep.name] = (None, None, ep)
+        if plugins is None:
+            from importlib.metadata import entry_points  # ~20 ms: not in a child's start-up
+
+            plugins = [(ep.name, ep.value) for ep in entry_points(group=ENTRY_POINT_GROUP)]
+        self.plugins = list(plugins)
+        for name, value in self.plugins:
+            if name not in off and name not in self.pending:
+                self.pending[name] = (None, None, value)
 
     def refresh(self) -> None:
         """Install every pending adapter whose framework is now imported."""
@@ -56,7 +67,7 @@ class Adapters:
                 continue
             del self.pending[name]
             try:
-                plugin = ep.load() if ep is not None else importlib.import_module(module)  # type: ignore[arg-type]
+                plugin = _load(ep) if ep is not None else importlib.import_module(module)  # type: ignore[arg-type]
             except ModuleNotFoundError as exc:
                 if module is not None and exc.name == module:
                     continue  # a bundled adapter not shipped yet
@@ -71,6 +82,12 @@ class Adapters:
     def step_iterator(self, root: Any) -> Any:
         return self.pm.hook.aliascheck_step_iterator(root=root)
 
+    def watch_imports(self) -> None:
+        """Install each pending adapter as soon as its framework is imported (a child process,
+        where no test begins to look again)."""
+        if any(requires for _, requires, _ in self.pending.values()):
+            sys.meta_path.insert(0, _AfterImport(self))
+
     def teardown(self, ledger: Any) -> None:
         """Each adapter's own teardown check (what it recorded outside the ledger's records)."""
         self.pm.hook.aliascheck_teardown(ledger=ledger)
@@ -81,3 +98,43 @@ class Adapters:
         for name in self.installed:
             self.pm.unregister(name=name)
         self.installed.clear()
+
+
+def _load(value: str) -> Any:
+    """An entry point's object from its ``module:attr`` value."""
+    module, _, attr = value.partition(":")
+    obj = importlib.import_module(module.strip())
+    for part in filter(None, attr.strip().split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Calls :meth:`Adapters.refresh` once a framework an adapter waits for has been imported."""
+
+    def __init__(self, adapters: Adapters) -> None:
+        self.adapters = adapters
+        self._busy = False
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if self._busy or name not in {requires for _, requires, _ in self.adapters.pending.values()}:
+            return None
+        self._busy = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self._busy = False
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        adapters, exec_module = self.adapters, loader.exec_module
+
+        def exec_then_install(module: Any) -> None:
+            exec_module(module)
+            try:
+                adapters.refresh()
+            except Exception as exc:  # a child keeps running; the adapter is said missing
+                adapters.problems.append(f"adapter for {name} not installed in a child: {exc}")
+
+        loader.exec_module = exec_then_install
+        return spec

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import xxhash
 
 from .findings import Finding
-from .kinds import CHECKS, LOAD_METHODS
+from .kinds import CACHE_CHECKS, CHANNELS, CHECKS, COPY_CHECKS, LOAD_METHODS
 
 _INDEX = re.compile(r"\[\d+\]")
 _ATTRIBUTE = re.compile(r"^[^.\[]+(\.[^.\[]+)?")  # "Shards.pos" of "Shards.pos['seen']"
@@ -114,6 +114,11 @@ class Bug:
         return list(dict.fromkeys(f.test for f in self.occurrences if f.test))
 
     @property
+    def processes(self) -> list[str]:
+        """The child processes it was found in ("pid 4242, DataLoader worker 0"), if any."""
+        return list(dict.fromkeys(f.process for f in self.occurrences if f.process))
+
+    @property
     def instances(self) -> int:
         return len({f.label for f in self.occurrences if f.label}) or 1
 
@@ -130,7 +135,11 @@ class Bug:
 
     @property
     def gist(self) -> str:
-        return _gist(self)
+        processes = self.processes
+        if not processes:
+            return _gist(self)
+        worker = processes[0].partition(", ")[2] or processes[0]  # "DataLoader worker 0", else "pid 4242"
+        return f"{_gist(self)} (in {worker})"
 
     @property
     def fix(self) -> str:
@@ -166,9 +175,14 @@ def _within(shares: str) -> str:
 def _gist(bug: Bug) -> str:
     f, origin, site = bug.first, bug.origin, bug.site
     where = f"{origin.function} ({origin})" if origin else ""
+    if f.kind == "mutation" and f.check in CACHE_CHECKS + COPY_CHECKS:
+        return _copied_gist(bug)
     if f.kind == "mutation" and f.check == "load":
         loader = where or (f"{f.owner} ({site})" if site else f.owner)
         return f"{loader} wrote into the state it was given: {bug.change}"
+    if f.kind == "mutation" and f.owner in CHANNELS:
+        sender = f"{site.function} ({site})" if site and site.function else f"{f.owner} sender"
+        return f"{sender} sent a message it changed after {CHANNELS[f.owner][0]}: {bug.change}"
     if f.kind in ("mutation", "alias"):
         changed = "it changed after the handover" if f.kind == "mutation" else "not changed yet"
         if origin and origin.function.rpartition(".")[2] in LOAD_METHODS:
@@ -194,9 +208,13 @@ def _gist(bug: Bug) -> str:
 
 def _fix(bug: Bug) -> str:
     f, origin, site = bug.first, bug.origin, bug.site
+    if f.kind == "mutation" and f.check in CACHE_CHECKS + COPY_CHECKS:
+        return _copied_fix(bug)
     if f.kind == "mutation" and f.check == "load":
         return f"{bug.location}: pass the load a copy it may change (copy.deepcopy(state)), or load without it" \
             if bug.location else "pass the load a copy it may change (copy.deepcopy(state))"
+    if f.kind == "mutation" and f.owner in CHANNELS:
+        return f"{site}: {CHANNELS[f.owner][1]}" if site else CHANNELS[f.owner][1]
     if f.kind in ("mutation", "alias"):
         if origin and origin.function.rpartition(".")[2] in LOAD_METHODS:
             return f"{origin}: copy what {origin.method}() is given before keeping it (copy.deepcopy(state))"
@@ -208,6 +226,27 @@ def _fix(bug: Bug) -> str:
             return f"{site}: keep a copy of what was handed over here (copy.deepcopy(...)), not the live state"
     code = bug.location
     return f"{code}: {f.hint}" if code and f.hint else f.hint
+
+
+def _copied_gist(bug: Bug) -> str:
+    """A cached value edited after it was handed out, or a part a shallow copy shares changed."""
+    f, site = bug.first, bug.site
+    at = f" at {site}" if site else ""
+    if f.check in CACHE_CHECKS:
+        return f"{f.owner} handed out {f.label or 'a cached value'}{at}; it was edited afterwards: {bug.change}"
+    return f"{f.owner}{at} shares {f.shares or f.path} with the original; it changed while both were alive: " \
+        f"{bug.change}"
+
+
+def _copied_fix(bug: Bug) -> str:
+    f, origin, site = bug.first, bug.origin, bug.site
+    if f.check in CACHE_CHECKS:
+        made = f", or return an immutable value from {origin.function.rpartition('.')[2]}() ({origin})" \
+            if origin else ", or return an immutable value"
+        return f"{site or origin}: copy the cached value before editing it (copy.deepcopy){made}"
+    part = f.shares.partition(".")[2] or f.path.lstrip(".")
+    return f"{site}: give the copy its own {part} (copy.deepcopy, or a new container for {part}), " \
+        "not the original's"
 
 
 def counts(bugs: Sequence[Bug], noun: str = "test") -> str:

@@ -60,6 +60,27 @@ CHECKS: dict[str, str] = {
     "loads": "the live class before and after loads",
     "fresh-process": "loading the pickle in a fresh process",
     "resume": "resume-equivalence: a fresh node restored from the snapshot",
+    "send": "the message as it was sent (put, submit, Thread(args=...), dumps)",
+    "receive": "the receiver taking the message (get, the thread or work item starting, loads)",
+    "feed": "the feeder thread pickling the message",
+    "cache-hit": "a later call of the cache, handing the value out again",
+    "cache": "teardown (or the instance's death): the cached value against what was handed out",
+    "copy": "the death of a shallow copy or of its original",
+    "copy-teardown": "teardown, a shallow copy and its original both alive",
+}
+CACHE_CHECKS = ("cache-hit", "cache")  # lru_cache/cache/cached_property values (plugins/caches.py)
+COPY_CHECKS = ("copy", "copy-teardown")  # the parts a copy.copy/dataclasses.replace result shares
+
+# Message channels (the messages adapter's owners): the handover's verb and the fix line.
+CHANNELS: dict[str, tuple[str, str]] = {
+    "queue.Queue": ("put", "put a copy, or do not change it after put"),
+    "queue.SimpleQueue": ("put", "put a copy, or do not change it after put"),
+    "multiprocessing.Queue": ("put", "put a copy, or do not change it after put (the feeder thread pickles it later)"),
+    "concurrent.futures.ThreadPoolExecutor.submit": ("submit", "submit a copy, or do not change it after submit"),
+    "concurrent.futures.ProcessPoolExecutor.submit": (
+        "submit", "submit a copy, or do not change it after submit (it is pickled later)"),
+    "threading.Thread": ("Thread(args=...)", "pass a copy in args/kwargs, or do not change it before the thread starts"),
+    "pickle.dumps": ("dumps", "do not change an out-of-band buffer before loads, or pickle it in-band"),
 }
 
 # The state methods whose body decides what leaves an owner: the "let out" line of a bug.

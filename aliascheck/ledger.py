@@ -289,7 +289,7 @@ class Ledger:
     def _rehandover(self, prev: Record, fp: Fingerprint, local_refs: int) -> None:
         if prev.flagged or prev.fp.digest == fp.digest:
             return
-        if self._kept(prev, local_refs):
+        if self._kept(prev, local_refs) or self._part_kept(prev, fp):
             self.stats.checked += 1
             self._judge(prev, fp, "handover")
         else:  # nobody kept the earlier snapshot: the new one is the baseline now
@@ -436,7 +436,7 @@ class Ledger:
             with self.lock:  # a worker's re-handover may have judged it meanwhile
                 self.stats.checked += 1
                 if not rec.flagged and fp.digest != rec.fp.digest and (
-                        rec.always or rec.adopter is not None or self._kept(rec)):
+                        rec.always or rec.adopter is not None or self._kept(rec) or self._part_kept(rec, fp)):
                     self._judge(rec, fp, check)
 
     def _held_elsewhere(self, rec: Record, local_refs: int) -> bool:
@@ -467,6 +467,29 @@ class Ledger:
                 ignore.update(id(v) for v in attrs.values() if isinstance(v, (dict, list, tuple)))
         inside = {id(part) for r in self.records.values() if r is not rec for part in probe.reachable(r.obj)}
         return self._held_by(rec.obj, ignore, inside, 6)
+
+    def _part_kept(self, rec: Record, fp: Fingerprint) -> bool:
+        """Whether a changed part of *rec*'s snapshot is kept outside it, though the snapshot is not.
+
+        A consumer that keeps the pieces rather than the whole: torchdata's
+        ``_IncrementalState`` flattens the dataset's ``state_dict()`` and keeps its leaves,
+        so a live list in it is compared with itself at the next snapshot and its growth
+        never reaches the checkpoint. Looked at only once a change is known.
+        """
+        changed = [c.path for c in diff(rec.fp, fp) if c.path]
+        if not changed:
+            return False
+        found = list(probe.parts(rec.obj, "", 8, False))
+        ignore = {id(r) for r in self.records.values()} | {id(part) for _, part in found}
+        owner = rec.owner()
+        if owner is not None:
+            with contextlib.suppress(TypeError):
+                ignore.add(id(vars(owner)))
+        for path, part in sorted(found, key=lambda e: -len(e[0])):
+            if path and isinstance(part, (dict, list, set, bytearray)) and any(c.startswith(path) for c in changed):
+                if self._held_by(part, ignore, set(), 4):
+                    return True
+        return False
 
     def _held_by(self, obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
         """Whether something outside the ledger and the owner holds *obj*.
@@ -700,6 +723,16 @@ def push(ledger: Ledger) -> None:
     global current
     _stack.append(ledger)
     current = ledger
+
+
+def swap(old: Ledger, new: Ledger) -> None:
+    """Put *new* where *old* is on the stack (a forked child's own ledger)."""
+    global current
+    for i, led in enumerate(_stack):
+        if led is old:
+            _stack[i] = new
+    if current is old:
+        current = new
 
 
 def pop(ledger: Ledger) -> None:

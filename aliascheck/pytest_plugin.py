@@ -68,7 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from .session import Session
 
     session = Session(options)
-    session.start()
+    session.start(children=True)
     config.stash[SESSION_KEY] = session
     config.add_cleanup(session.stop)
     config.pluginmanager.register(SessionPlugin(session, config), "aliascheck-session")
@@ -167,7 +167,7 @@ class SessionPlugin:
                 terminalreporter.write_line(line)
         for line in summary(self.session.stats, self.session.findings, self.session.tests):
             terminalreporter.write_line(line)
-        for problem in self.session.adapters.problems + self.problems:
+        for problem in self.session.problems + self.problems:
             terminalreporter.write_line(f"aliascheck: {problem}")
 
     @pytest.hookimpl(trylast=True)

@@ -35,6 +35,10 @@ def block(bug: Bug, verbose: bool = False, noun: str = "test") -> str:
     if f.handover:
         thread = f" (thread {f.thread})" if f.thread and f.thread != "MainThread" else ""
         lines.append(f"  handover: {f.handover}{thread}")
+    processes = bug.processes
+    if processes:
+        more = f" and {len(processes) - 3} more" if len(processes) > 3 else ""
+        lines.append(f"  process:  {'; '.join(processes[:3])}{more}")
     if f.stack and (verbose or not bug.origin):
         lines.append("  stack:    " + "\n            ".join(f.stack))
     fix = bug.fix
@@ -53,7 +57,8 @@ def _occurrence(f: Finding) -> str:
     test = f"{f.test}: " if f.test else ""
     label = f" {f.label}" if f.label and f.label != f.owner else ""
     more = f" (+{f.more} more paths)" if f.more else ""
-    return f"{test}{f.path}: {change}{more} [{f.check}{label}, handover {f.handover or '-'}]"
+    process = f", {f.process}" if f.process else ""
+    return f"{test}{f.path}: {change}{more} [{f.check}{label}, handover {f.handover or '-'}{process}]"
 
 
 def gist(findings: Sequence[Finding]) -> str:

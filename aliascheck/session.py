@@ -16,38 +16,67 @@ from .config import Options
 from .diff import Change
 from .discovery import Discovery
 from .findings import Finding
-from .ledger import Ledger, Settings, Stats, pop, push
+from .ledger import Ledger, Settings, Stats, pop, push, swap
 from .shadow import qualname_of
+from .spool import Spool
 
 
 class Session:
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: Options, plugins: list[tuple[str, str]] | None = None) -> None:
         self.options = options
         self.ledger = Ledger(Settings(ignore=options.ignore, strict=options.strict))
-        self.adapters = Adapters(options)
+        self.adapters = Adapters(options, plugins)
+        self.spool: Spool | None = None  # the children's findings (a pytest session's)
         self.discovery = Discovery(options.discover, options.roots or (os.getcwd(),))
         self.findings: list[Finding] = []
         self.stats = Stats()
         self.tests = 0
         self._started = False
 
-    def start(self) -> None:
+    def start(self, children: bool = False) -> None:
+        """Begin recording; with *children*, every Python child process records too (see :mod:`aliascheck.child`)."""
+        import aliascheck.child as child
+
+        child.stop_inherited()  # a checked pytest started by a checked test (pytester, xdist): its own session
         push(self.ledger)
         self._started = True
         self.discovery.start()
+        if children:
+            self.spool = Spool(self.options, self.adapters.plugins)
+            self.spool.open()
+            child.session_started(self, str(self.spool.dir))
 
     def stop(self) -> None:
         if not self._started:
             return
         self._started = False
+        if self.spool is not None:
+            import aliascheck.child as child
+
+            self.findings += self._from_children(None)  # children that ended after their test
+            child.session_stopped(self)
+            self.spool.close()
         self.discovery.stop()
         self.adapters.uninstall()
         pop(self.ledger)
+
+    def fork(self) -> None:
+        """In a forked child: a new ledger in place of the inherited one."""
+        old = self.ledger
+        self.ledger = Ledger(old.settings)
+        self.spool = None
+        swap(old, self.ledger)
+
+    @property
+    def problems(self) -> list[str]:
+        return self.adapters.problems + (self.spool.problems if self.spool is not None else [])
 
     def begin_test(self, test: str | None, ignore: tuple[str, ...] = ()) -> None:
         self.adapters.refresh()
         self.tests += 1
         self.ledger.begin(test, ignore)
+        if self.spool is not None:
+            self.spool.set_test(test)
 
     def end_test(self, steps: int) -> list[Finding]:
         """Step the test's roots ahead, re-verify every record, and take the findings."""
@@ -63,8 +92,32 @@ class Session:
         finally:
             self._absorb()
             led.end()
+        found += self._from_children(led.test)
         self.findings.extend(found)
         return found
+
+    def _from_children(self, test: str | None) -> list[Finding]:
+        """What child processes found so far: this test's, to fail it; an earlier test's
+        (a child that outlived it) goes to the summary only."""
+        if self.spool is None:
+            return []
+        mine: list[Finding] = []
+        late: list[Finding] = []
+        spool = self.spool
+        found = spool.collect()
+        self.stats.handovers += spool.handovers
+        self.stats.checked += spool.checked
+        self.stats.owners.update(spool.owners)
+        spool.handovers = spool.checked = 0
+        spool.owners.clear()
+        for finding in found:
+            (mine if finding.test == test else late).append(finding)
+            if finding.kind == "unverifiable":
+                self.stats.unverifiable += 1
+            elif finding.severity != "info":
+                self.stats.flagged += 1
+        self.findings.extend(late)
+        return mine
 
     def abandon_test(self) -> None:
         """The test never ran its body (setup failed or it was skipped): drop its records."""

@@ -1,0 +1,271 @@
+"""Child processes under --aliascheck: a ledger in each, findings back through the spool (aliascheck.child, .spool)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from aliascheck.config import Options
+from aliascheck.findings import Finding
+from aliascheck.spool import ENV, Spool
+
+RUN = ("--aliascheck", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning")
+
+COUNTER = """
+    import multiprocessing as mp
+    import os, signal, subprocess, sys
+    from concurrent.futures import ProcessPoolExecutor
+
+    import pytest
+
+
+    class Counter:
+        def __init__(self):
+            self.state = {"seen": []}
+
+        def step(self, x):
+            self.state["seen"].append(x)
+
+        def state_dict(self):
+            return self.state  # the live dict
+
+        def load_state_dict(self, sd):
+            self.state = {"seen": list(sd["seen"])}
+
+
+    class Copying(Counter):
+        def state_dict(self):
+            return {"seen": list(self.state["seen"])}
+
+
+    KEPT = []  # checkpoints kept in the worker
+
+
+    def work(kind):
+        c = Counter() if kind == "buggy" else Copying()
+        c.step(1)
+        KEPT.append(c.state_dict())
+        c.step(2)
+        return len(KEPT)
+"""
+
+
+def _counter(pytester: pytest.Pytester, body: str) -> None:
+    pytester.makepyfile(test_children=textwrap.dedent(COUNTER) + textwrap.dedent(body))
+
+
+def test_each_start_method_checks_its_children(pytester: pytest.Pytester) -> None:
+    """fork, spawn and forkserver children record and report; the copying variant stays clean."""
+    _counter(pytester, """
+        @pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
+        @pytest.mark.parametrize("kind", ["buggy", "fixed"])
+        def test_process(method, kind):
+            p = mp.get_context(method).Process(target=work, args=(kind,))
+            p.start()
+            p.join(60)
+            assert p.exitcode == 0
+    """)
+    result = pytester.runpytest_subprocess(*RUN)
+    result.assert_outcomes(passed=3, failed=3)
+    for method, name in (("fork", "ForkProcess"), ("spawn", "SpawnProcess"), ("forkserver", "ForkServerProcess")):
+        result.stdout.fnmatch_lines([f"FAILED *test_process[[]buggy-{method}[]]*"])
+        result.stdout.fnmatch_lines([f"*process:  pid *, {name}-*"])
+    result.stdout.fnmatch_lines(["*change:   [[]'seen'[]]    list grew from 1 to 2 items (appended 2)*"])
+    result.stdout.fnmatch_lines(["aliascheck: 6 tests, 6 handovers recorded, * checked: 1 bug (3 occurrences in 3 tests)*"])
+    assert "fixed" not in "".join(line for line in result.outlines if line.startswith("FAILED"))
+
+
+def test_pools_and_executors(pytester: pytest.Pytester) -> None:
+    """A Pool left through ``with`` (terminate: SIGTERM) and a ProcessPoolExecutor: the worker's teardown runs."""
+    _counter(pytester, """
+        @pytest.mark.parametrize("kind", ["buggy", "fixed"])
+        def test_pool(kind):
+            with mp.get_context("fork").Pool(1) as pool:
+                assert pool.map(work, [kind]) == [1]
+
+        @pytest.mark.parametrize("kind", ["buggy", "fixed"])
+        def test_executor(kind):
+            with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as ex:
+                assert ex.submit(work, kind).result() == 1
+    """)
+    result = pytester.runpytest_subprocess(*RUN)
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines(["FAILED *test_pool[[]buggy[]]*", "FAILED *test_executor[[]buggy[]]*"])
+    result.stdout.fnmatch_lines(["*process:  pid *, ForkPoolWorker-*"])
+
+
+def test_a_killed_child_loses_nothing_it_found(pytester: pytest.Pytester) -> None:
+    """Each finding is flushed as it is made: a SIGKILLed worker's spool is still read."""
+    _counter(pytester, """
+        def found_then_killed():
+            c = Counter()
+            c.step(1)
+            KEPT.append(c.state_dict())
+            c.step(2)
+            c.state_dict()  # the next handover sees the kept snapshot changed: spooled now
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        def test_killed():
+            p = mp.get_context("fork").Process(target=found_then_killed)
+            p.start()
+            p.join(60)
+            assert p.exitcode == -signal.SIGKILL
+    """)
+    result = pytester.runpytest_subprocess(*RUN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*seen by:  the next handover of the same object (1)*"])
+
+
+def test_a_python_subprocess_is_checked_too(pytester: pytest.Pytester) -> None:
+    """subprocess.run([sys.executable, ...]): the startup hook begins its ledger; atexit runs its teardown."""
+    _counter(pytester, """
+        @pytest.mark.parametrize("kind", ["buggy", "fixed"])
+        def test_subprocess(kind):
+            code = f"import test_children; test_children.work({kind!r})"
+            here = os.path.dirname(__file__)
+            assert subprocess.run([sys.executable, "-c", code], cwd=here, timeout=60).returncode == 0
+    """)
+    result = pytester.runpytest_subprocess(*RUN)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*process:  pid *", "FAILED *test_subprocess[[]buggy[]]*"])
+
+
+def test_under_xdist_each_worker_reads_its_childrens_spools(pytester: pytest.Pytester) -> None:
+    _counter(pytester, """
+        @pytest.mark.parametrize("kind", ["buggy", "fixed", "buggy2", "fixed2"])
+        def test_process(kind):
+            p = mp.get_context("fork").Process(target=work, args=(kind.rstrip("2"),))
+            p.start()
+            p.join(60)
+            assert p.exitcode == 0
+    """)
+    result = pytester.runpytest_subprocess(*RUN, "-n", "2", "--aliascheck-report=report.json")
+    result.assert_outcomes(passed=2, failed=2)
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert len(report["bugs"]) == 1
+    tests = {f["test"] for f in report["findings"]}
+    assert tests == {"test_children.py::test_process[buggy]", "test_children.py::test_process[buggy2]"}
+    assert all(f["process"].startswith("pid ") for f in report["findings"])
+
+
+STATEFUL_DATALOADER = """
+    import pytest
+    from torch.utils.data import IterableDataset
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+
+    class Progress(IterableDataset):
+        def __init__(self, n, copying):
+            self.n, self.copying = n, copying
+            self.state = {"done": []}
+
+        def __iter__(self):
+            for i in range(len(self.state["done"]), self.n):
+                self.state["done"].append(i)
+                yield i
+
+        def state_dict(self):
+            return {"done": list(self.state["done"])} if self.copying else self.state
+
+        def load_state_dict(self, state):
+            self.state = {"done": list(state["done"])}
+
+
+    @pytest.mark.parametrize("copying", [False, True])
+    def test_checkpoint_in_worker(copying):
+        loader = StatefulDataLoader(Progress(10, copying), batch_size=1, num_workers=1, snapshot_every_n_steps=1)
+        it = iter(loader)
+        assert [next(it).item() for _ in range(5)] == [0, 1, 2, 3, 4]
+        state = loader.state_dict()
+        del it
+        done = state["_snapshot"]["_worker_snapshots"]["worker_0"]["dataset_state"]["done"]
+        assert done == ([0, 1, 2, 3, 4] if copying else [])  # the live dict: torchdata's delta never sees growth
+"""
+
+
+def test_stateful_dataloader_worker_hands_out_live_state(pytester: pytest.Pytester) -> None:
+    """The dataset's state_dict() in a StatefulDataLoader worker: flagged, naming the dataset, path and worker."""
+    pytest.importorskip("torchdata.stateful_dataloader")
+    pytester.makepyfile(test_sdl=textwrap.dedent(STATEFUL_DATALOADER))
+    result = pytester.runpytest_subprocess(*RUN, "-W", "ignore::UserWarning")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*AliasFinding: test_sdl.Progress.state_dict * (in DataLoader worker 0)",
+        "*change:   [[]'done'[]]    list grew *",
+        "*process:  pid *, DataLoader worker 0*",
+    ])
+
+
+def test_another_interpreter_runs_unchecked_with_one_warning(pytester: pytest.Pytester) -> None:
+    """A child that never loads aliascheck (an interpreter without the startup hook: here this one
+    with ``-S``) runs as if --aliascheck were off, and the session says so once."""
+    python = pytester.path / "python-without-hook"
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    python.chmod(0o755)
+    pytester.makepyfile(test_other=f"""
+        import multiprocessing as mp
+
+        def noop():
+            pass
+
+        def test_other_interpreter():
+            ctx = mp.get_context("spawn")
+            ctx.set_executable({str(python)!r})
+            p = ctx.Process(target=noop)
+            p.start()
+            p.join(60)
+            assert p.exitcode == 0
+    """)
+    result = pytester.runpytest_subprocess(*RUN)
+    result.assert_outcomes(passed=1)
+    lines = [line for line in result.outlines if "left no spool" in line]
+    assert len(lines) == 1 and "ran without aliascheck" in lines[0], result.outlines
+
+
+def test_the_hook_is_silent_without_the_variable() -> None:
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    done = subprocess.run([sys.executable, "-c", "import sys; print('aliascheck.child' in sys.modules)"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False" and done.stderr == ""
+
+
+def test_a_bad_variable_or_spool_warns_once_and_the_child_runs(tmp_path) -> None:
+    code = "print('ran')"
+    bad = dict(os.environ, **{ENV: "{not json"})
+    done = subprocess.run([sys.executable, "-c", code], env=bad, capture_output=True, text=True, timeout=60)
+    assert done.stdout == "ran\n" and done.stderr.count("aliascheck: this child runs unchecked") == 1
+    gone = json.dumps({"spool": str(tmp_path / "missing"), "options": {"enabled": True}, "plugins": []})
+    done = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **{ENV: gone}),
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout == "ran\n" and "cannot write the spool" in done.stderr
+
+
+def _finding(test: str) -> dict:
+    return {"finding": Finding(kind="mutation", owner="m.C", path="['a']", before="1", after="2", handover="m.py:3",
+                               check="teardown", test=test).to_json()}
+
+
+def test_spool_reads_what_it_can_and_names_what_it_cannot() -> None:
+    spool = Spool(Options(enabled=True), [])
+    try:
+        good = spool.dir / "101.jsonl"
+        good.write_text(json.dumps({"hello": "pid 101, ForkProcess-1"}) + "\n" + json.dumps(_finding("t1")) + "\n"
+                        + '{"finding": {"kind": "mut')  # torn: the child was killed mid-write
+        (spool.dir / "102.jsonl").write_text("not json\n" + json.dumps(_finding("t2")) + "\n")
+        (spool.dir / "103.jsonl").mkdir()  # unreadable as a file
+        found = spool.collect()
+        assert sorted(f.test for f in found) == ["t1", "t2"]
+        assert any("line 1 in the spool of child pid 102" in p for p in spool.problems)
+        assert any("cannot read the spool of child pid 103" in p for p in spool.problems)
+        with good.open("a") as fh:  # the rest of the torn line arrives: read from where it stopped
+            fh.write('ation"}}\n')
+        assert spool.collect() == [] and any("line 1 in the spool of child pid 101" in p for p in spool.problems)
+        assert spool.collect() == []  # nothing is read twice
+    finally:
+        spool.close()
+    assert not spool.dir.exists()
