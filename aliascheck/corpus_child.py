@@ -97,7 +97,7 @@ def run_variant(entry: Entry, variant: Variant) -> dict[str, Any]:
     imported = tuple(s for s in entry.stateful if not s.startswith("__main__:"))
     # The entry's directory is the project: its classes are found with no configuration.
     session = Session(Options(enabled=True, steps=entry.steps, stateful=imported, roots=(str(entry.dir),)))
-    session.start()
+    session.start(children=True)  # worker processes a variant starts report too
     saved = _Saved(entry.dir)
     try:
         sys.path.insert(0, str(entry.dir))  # as `python corpus/<id>/buggy.py` has it

@@ -32,17 +32,19 @@ import weakref
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aliascheck.probe as probe
 import aliascheck.sites as sites
 
 from .config import match
-from .diff import Change, diff
 from .findings import Finding, Handover
 from .fingerprint import Fingerprint, fingerprint
 from .kinds import LOAD_METHODS, STATE_METHODS, kind_of
 from .shadow import qualname_of
+
+if TYPE_CHECKING:
+    from .diff import Change
 
 MAX_PATHS = 20  # changed paths reported per snapshot; the rest are counted
 MAX_TEXT = 200  # characters of a value shown in a finding
@@ -340,6 +342,8 @@ class Ledger:
     def after_load(self, state: Any, node: Any, before: Fingerprint) -> None:
         """The load itself must not write into the caller's state (``assign=True`` setting
         ``sd._metadata``): compared right after the loading method returns."""
+        from .diff import diff
+
         rec = self.records.get(id(state))
         if rec is None or rec.obj is not state or rec.flagged:
             return
@@ -476,6 +480,8 @@ class Ledger:
         so a live list in it is compared with itself at the next snapshot and its growth
         never reaches the checkpoint. Looked at only once a change is known.
         """
+        from .diff import diff
+
         changed = [c.path for c in diff(rec.fp, fp) if c.path]
         if not changed:
             return False
@@ -512,6 +518,8 @@ class Ledger:
 
     def _judge(self, rec: Record, fp: Fingerprint, check: str, within: list[str] | None = None) -> bool:
         """Report what changed in *rec*'s snapshot (only under the paths *within*, if given)."""
+        from .diff import diff
+
         changes = self._own_changes(rec, diff(rec.fp, fp, collapse=True))
         if within is not None:
             changes = [c for c in changes if any(c.path.startswith(path) for path in within)]
@@ -588,6 +596,8 @@ class Ledger:
 
     def _alias_findings(self, rec: Record, changed: set[str]) -> set[str]:
         """Warn about what *rec* shares with live state, for owners not in *changed*; returns those warned about."""
+        from .diff import Change
+
         warned = set()
         for owner, label, owner_type, group in self._by_owner(rec, [
             Change(path, owner_path, "shared, not changed (yet)") for path, owner_path in rec.aliases
@@ -601,6 +611,8 @@ class Ledger:
         return warned
 
     def _note_unverifiable(self, rec: Record) -> None:
+        from .diff import Change
+
         if rec.fp.verifiable:
             return
         fresh = []

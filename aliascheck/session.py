@@ -9,11 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import aliascheck.harness as harness
-
 from .adapters import Adapters
 from .config import Options
-from .diff import Change
 from .discovery import Discovery
 from .findings import Finding
 from .ledger import Ledger, Settings, Stats, pop, push, swap
@@ -85,6 +82,8 @@ class Session:
             return []
         led.owning = False
         try:
+            import aliascheck.harness as harness
+
             self.step_roots(harness.select_roots([r for r in led.roots.values() if led.built_now(r)]), steps)
             self.adapters.teardown(led)
             led.verify_all("teardown")
@@ -128,6 +127,10 @@ class Session:
 
     def step_roots(self, roots: list[Any], steps: int, check: str = "teardown") -> list[Finding]:
         """Step each root; a root that could not be stepped is an ``unverifiable`` note (also in the ledger)."""
+        import aliascheck.harness as harness
+
+        from .diff import Change
+
         notes: list[Finding] = []
         for root in roots:
             if steps <= 0:
