@@ -50,6 +50,7 @@ MAX_PATHS = 20  # changed paths reported per snapshot; the rest are counted
 MAX_TEXT = 200  # characters of a value shown in a finding
 SHARED_DEPTH = 8  # how deep a judged owner is walked for what its snapshot shares (a Loader's pipeline)
 SHARED_LIMIT = 1 << 16
+PRUNE_AT = 1024  # records kept before the first sweep for snapshots nobody holds any more
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,10 +130,12 @@ class Ledger:
         # process they were made in, named on each finding ("" in the test process).
         self.sink: Callable[[list[Finding]], None] | None = None
         self.process = ""
+        self._prune_at = PRUNE_AT
 
     # -- lifecycle -------------------------------------------------------
     def begin(self, test: str | None, ignore: tuple[str, ...] = ()) -> None:
         with self.lock:
+            self._prune_at = PRUNE_AT
             self.records.clear()
             self.parts.clear()
             self.roots.clear()
@@ -144,6 +147,21 @@ class Ledger:
             # Workers already running belong to earlier tests (or to no test at all).
             self._older_threads = {t.ident for t in threading.enumerate()} - {self.test_thread}
             self.recording = True
+
+    def _prune(self) -> None:
+        """Forget the records of snapshots that nobody but their owner holds any more.
+
+        A node handed over at every step (a Prefetcher's worker snapshotting its source
+        60k times in one test) would otherwise make every look at "who keeps this" a walk
+        over all of them. Such a snapshot is not judged anyway; the next handover of the
+        same object starts a new baseline, as an unkept re-handover does. The live parts
+        it indexed stay followed. The sweep runs when the count doubles: amortised O(1).
+        """
+        for key, rec in list(self.records.items()):
+            if rec.always or rec.adopter is not None or self._held_elsewhere(rec, 0):
+                continue
+            del self.records[key]
+        self._prune_at = max(PRUNE_AT, 2 * len(self.records))
 
     def end(self) -> None:
         with self.lock:
@@ -245,6 +263,8 @@ class Ledger:
             self.records[id(obj)] = rec
             self._note_unverifiable(rec)
             self._index_parts(rec, inner, fp.detail is not None and b"BufferToken" in fp.detail)
+            if len(self.records) >= self._prune_at:
+                self._prune()
         if self.settings.probe_aliases and not isinstance(owner, str):
             self._probe(rec, owner, kind, site, inner)
 
