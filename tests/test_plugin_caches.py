@@ -1,0 +1,463 @@
+"""The caches adapter: values handed out by lru_cache/cache/cached_property, and shallow copies.
+
+Each shape is written as a user would (a module of their own, imported by the test
+module before the session's adapters are installed), with no ini options.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+
+import pytest
+
+ARGS = ("--aliascheck", "-p", "no:cacheprovider")
+
+CONFIG = """
+import functools
+
+
+@functools.lru_cache(maxsize=32)
+def load_config(path):
+    return {"path": path, "debug": False, "plugins": ["core"]}
+
+
+@functools.cache
+def defaults():
+    return {"retries": 3, "hosts": ["a", "b"]}
+
+
+@functools.lru_cache(None)
+def registry():
+    return {}
+
+
+@functools.cache
+def handlers():
+    return {"start": [], "stop": []}
+
+
+def register(name, fn):
+    registry()[name] = fn
+"""
+
+
+def test_an_lru_cache_value_edited_by_a_caller_names_the_cache_and_the_key(pytester):
+    pytester.makepyfile(settings=CONFIG, test_it="""
+        from settings import load_config
+
+        def test_debug_mode():
+            cfg = load_config("a.json")
+            cfg["debug"] = True
+            assert cfg["debug"]
+
+        def test_plain_reads():
+            assert load_config("b.json")["debug"] is False
+    """)
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*aliascheck [[]mutation]: settings.load_config (lru_cache) handed out load_config('a.json') at "
+        "test_it.py:4; it was edited afterwards: [[]'debug']: False -> True",
+        "*let out:  settings.py:6 in settings.load_config",
+        "*seen by:  teardown (or the instance's death): the cached value against what was handed out (1)",
+        "*fix:      test_it.py:4: copy the cached value before editing it (copy.deepcopy), or return an immutable "
+        "value from load_config() (settings.py:6)",
+    ])
+
+
+def test_the_next_call_of_the_cache_sees_the_edit(pytester):
+    pytester.makepyfile(settings=CONFIG, test_it="""
+        from settings import defaults
+
+        def test_two_callers():
+            mine = defaults()
+            mine["hosts"].append("c")
+            assert defaults()["hosts"] == ["a", "b", "c"]
+    """)
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*settings.defaults (cache) handed out defaults() at test_it.py:4; it was edited afterwards: "
+        "[[]'hosts']: list grew from 2 to 3 items*",
+        "*seen by:  a later call of the cache, handing the value out again (1)",
+    ])
+
+
+def test_copying_the_cached_value_before_editing_it_is_clean(pytester):
+    pytester.makepyfile(settings=CONFIG, test_it="""
+        import copy
+        from settings import defaults, load_config
+
+        def test_copies():
+            cfg = copy.deepcopy(load_config("a.json"))
+            cfg["debug"] = True
+            hosts = list(defaults()["hosts"])
+            hosts.append("c")
+            assert defaults()["hosts"] == ["a", "b"]
+    """)
+    pytester.runpytest(*ARGS).assert_outcomes(passed=1)
+
+
+def test_a_cached_empty_container_is_a_store_not_a_result(pytester):
+    pytester.makepyfile(settings=CONFIG, test_it="""
+        from settings import handlers, register, registry
+
+        def test_first():
+            register("a", print)
+            handlers()["start"].append(print)
+
+        def test_second():
+            register("b", print)
+            handlers()["stop"].append(print)
+            assert set(registry()) == {"a", "b"}
+    """)
+    pytester.runpytest(*ARGS).assert_outcomes(passed=2)
+
+
+def test_caches_made_inside_the_test_are_watched(pytester):
+    pytester.makepyfile(test_it="""
+        from functools import lru_cache
+
+        def test_local_cache():
+            @lru_cache
+            def table(n):
+                return list(range(n))
+
+            rows = table(3)
+            rows.sort(reverse=True)
+            assert table(3) == [2, 1, 0]
+    """)
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*test_local_cache.<locals>.table (lru_cache) handed out table(3)*"])
+
+
+def test_a_cache_keeps_its_api_and_metadata(pytester):
+    pytester.makepyfile(test_it="""
+        import functools
+
+        def test_api():
+            @functools.lru_cache(maxsize=2, typed=True)
+            def square(x):
+                "Squares."
+                return [x * x]
+
+            assert square(2) == [4] and square(2) is square(2)
+            assert square.cache_info().hits == 2 and square.cache_info().misses == 1
+            assert square.cache_parameters() == {"maxsize": 2, "typed": True}
+            assert square.__name__ == "square" and square.__doc__ == "Squares."
+            assert square.__wrapped__(3) == [9]
+            square.cache_clear()
+            assert square.cache_info().currsize == 0
+
+            class Box:
+                @functools.lru_cache
+                def items(self):
+                    return [1]
+
+            box = Box()
+            assert box.items() is box.items()
+            with pytest.raises(TypeError):
+                functools.lru_cache(maxsize="x")
+            with pytest.raises(ValueError, match="boom"):
+                functools.cache(lambda: (_ for _ in ()).throw(ValueError("boom")))()
+
+        import pytest
+    """)
+    pytester.runpytest(*ARGS).assert_outcomes(passed=1)
+
+
+SHAPES = """
+import functools
+
+
+class Report:
+    def __init__(self, rows):
+        self.rows = rows
+
+    @functools.cached_property
+    def totals(self):
+        return {"rows": len(self.rows), "sum": sum(self.rows)}
+
+    @functools.cached_property
+    def _memo(self):
+        return {}
+
+    @functools.cached_property
+    def seen(self):
+        return set(self.rows)
+
+    def lookup(self, key):
+        if key not in self._memo:
+            self._memo[key] = key * 2
+        return self._memo[key]
+
+    def add(self, row):
+        self.rows.append(row)
+        self.seen.add(row)
+
+
+class Slotted:
+    __slots__ = ("x",)
+
+    @functools.cached_property
+    def value(self):
+        return [1]
+"""
+
+
+def test_a_cached_property_value_edited_by_a_caller_is_a_finding(pytester):
+    pytester.makepyfile(shapes=SHAPES, test_it="""
+        from shapes import Report
+
+        KEPT = Report([1, 2, 3])
+
+        def test_totals():
+            totals = KEPT.totals
+            totals["sum"] = 0
+            assert KEPT.totals["sum"] == 0
+    """)
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*shapes.Report.totals (cached_property) handed out Report#1.totals at test_it.py:6; it was edited "
+        "afterwards: [[]'sum']: 6 -> 0",
+        "*let out:  shapes.py:10 in shapes.Report.totals",
+    ])
+
+
+def test_a_cached_property_is_judged_when_its_instance_dies(pytester):
+    pytester.makepyfile(shapes=SHAPES, test_it="""
+        from shapes import Report
+
+        def test_local_instance():
+            report = Report([1, 2])
+            report.totals["rows"] += 1
+            del report
+    """)
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*it was edited afterwards: [[]'rows']: 2 -> 3"])
+
+
+def test_cached_property_memos_and_maintained_values_are_clean(pytester):
+    pytester.makepyfile(shapes=SHAPES, test_it="""
+        import functools
+        import pytest
+        from shapes import Report, Slotted
+
+        KEPT = Report([1, 2, 3])
+
+        def test_memo_and_maintained():
+            assert KEPT.lookup(2) == 4 and KEPT.lookup(5) == 10
+            KEPT.add(7)
+            assert 7 in KEPT.seen
+
+        def test_rebinding_by_the_caller():
+            KEPT.totals  # computed and handed out
+            KEPT.totals = {"rows": 0}  # a new value assigned: no edit of what was handed out
+            KEPT.totals["rows"] = 5
+
+        def test_descriptor_behaviour():
+            assert isinstance(Report.__dict__["totals"], functools.cached_property)
+            assert Report.totals is Report.__dict__["totals"]
+            with pytest.raises(TypeError, match="No '__dict__' attribute"):
+                Slotted().value
+    """)
+    pytester.runpytest(*ARGS).assert_outcomes(passed=3)
+
+
+def test_a_recomputed_cached_property_value_is_judged_afresh(pytester):
+    pytester.makepyfile(shapes=SHAPES, test_it="""
+        from shapes import Report
+
+        KEPT = Report([1, 2, 3])
+
+        def test_invalidate_then_edit():
+            assert KEPT.totals["sum"] == 6
+            del KEPT.totals  # invalidated: the next read computes a new value
+            KEPT.rows.append(4)
+            KEPT.totals["sum"] = 0
+    """)
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Report#1.totals at test_it.py:9; it was edited afterwards: [[]'sum']: 10 -> 0"])
+
+
+MODEL = """
+import copy
+import dataclasses
+
+
+class Job:
+    def __init__(self, name, tags):
+        self.name = name
+        self.tags = tags
+        self.attempts = 0
+
+    def variant(self, tag):
+        new = copy.copy(self)
+        new.tags.append(tag)
+        return new
+
+    def variant_fixed(self, tag):
+        new = copy.copy(self)
+        new.tags = [*self.tags, tag]
+        return new
+
+
+@dataclasses.dataclass
+class Settings:
+    name: str
+    paths: list = dataclasses.field(default_factory=list)
+
+
+def with_path(settings, path):
+    new = dataclasses.replace(settings)
+    new.paths.append(path)
+    return new
+
+
+def with_path_fixed(settings, path):
+    return dataclasses.replace(settings, paths=[*settings.paths, path])
+"""
+
+
+def test_a_copy_copy_that_edits_a_shared_list_is_a_finding(pytester):
+    pytester.makepyfile(model=MODEL, test_it="""
+        from model import Job
+
+        def test_variant():
+            job = Job("build", ["ci"])
+            nightly = job.variant("nightly")
+            assert nightly.tags == ["ci", "nightly"]
+    """)
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*model.Job (copy.copy) at model.py:12 shares Job.tags with the original; it changed while both were "
+        "alive: .tags: list grew from 1 to 2 items (appended 'nightly')",
+        "*fix:      model.py:12: give the copy its own tags*",
+    ])
+
+
+def test_dataclasses_replace_sharing_a_field_is_a_finding(pytester):
+    pytester.makepyfile(model=MODEL, test_it="""
+        from model import Settings, with_path
+
+        BASE = Settings("base", ["/etc"])
+
+        def test_with_path():
+            assert with_path(BASE, "/opt").paths == ["/etc", "/opt"]
+    """)
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*model.Settings (dataclasses.replace) at model.py:29 shares Settings.paths*",
+                                 "*seen by:  the death of a shallow copy or of its original (1)"])
+
+
+def test_copies_that_rebind_or_drop_the_original_are_clean(pytester):
+    pytester.makepyfile(model=MODEL, test_it="""
+        import copy
+        import dataclasses
+        from model import Job, Settings, with_path, with_path_fixed
+
+        def test_rebinding():
+            job = Job("build", ["ci"])
+            nightly = job.variant_fixed("nightly")
+            job.tags.append("local")  # the original's own list, no longer shared
+            assert nightly.tags == ["ci", "nightly"]
+
+        def test_replacing_and_dropping_the_old_one():
+            class Holder:
+                cfg = Settings("a", ["/etc"])
+
+            holder = Holder()
+            holder.cfg = Settings("a", ["/etc"])
+            holder.cfg = dataclasses.replace(holder.cfg, name="b")  # the old one dropped at once
+            holder.cfg.paths.append("/opt")
+            assert with_path_fixed(holder.cfg, "/srv").paths == ["/etc", "/opt", "/srv"]
+
+        def test_copy_then_counter():
+            job = Job("build", ["ci"])
+            snapshot = copy.copy(job)
+            job.attempts += 1  # an int rebound, nothing shared changed
+            assert snapshot.attempts == 0
+    """)
+    pytester.runpytest(*ARGS).assert_outcomes(passed=3)
+
+
+def test_library_code_copying_its_own_objects_is_not_judged(pytester):
+    lib = pytester.mkdir("site-packages")
+    lib.joinpath("vendored.py").write_text(
+        "import copy\n\n\nclass Node:\n    def __init__(self):\n        self.children = []\n\n\n"
+        "def grow(node):\n    twin = copy.copy(node)\n    twin.children.append(1)\n    return twin\n"
+    )
+    pytester.makepyfile(test_it="""
+        import sys
+        sys.path.insert(0, "site-packages")
+        import vendored
+
+        def test_library():
+            node = vendored.Node()
+            twin = vendored.grow(node)
+            assert node.children == [1] and twin.children == [1]
+    """)
+    pytester.runpytest(*ARGS).assert_outcomes(passed=1)
+
+
+def test_without_the_flag_nothing_is_patched(pytester):
+    pytester.makepyfile(test_it="""
+        import copy
+        import functools
+
+        def test_plain():
+            assert type(functools.lru_cache(lambda: 1)).__name__ == "_lru_cache_wrapper"
+            assert copy.copy.__module__ == "copy" and not hasattr(copy.copy, "__aliascheck_original__")
+    """)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_the_install_is_undone_with_the_session(pytester):
+    pytester.makepyfile(test_it="def test_nothing():\n    pass\n")
+    pytester.runpytest(*ARGS).assert_outcomes(passed=1)
+    assert not hasattr(copy.copy, "__aliascheck_original__")
+    assert not hasattr(dataclasses.replace, "__aliascheck_original__")
+    assert not hasattr(functools.lru_cache, "__aliascheck_original__")
+    assert functools.cached_property.__module__ == "functools"
+    assert not hasattr(functools.cached_property, "__aliascheck_original__")
+
+
+@pytest.mark.parametrize("value", [None, 3, "x", (1, "a"), frozenset({1})])
+def test_immutable_results_are_let_through(value):
+    from aliascheck.plugins.caches import _atomic
+
+    assert _atomic(value)
+
+
+@pytest.mark.parametrize(("value", "store"), [({}, True), ([], True), ({"a": [], "b": {}}, True),
+                                              ({"a": 1}, False), ([[1]], False)])
+def test_a_store_is_empty_or_holds_only_empty_containers(value, store):
+    from aliascheck.plugins.caches import _store
+
+    assert _store(value) is store
+
+
+def test_a_large_cached_value_is_checked_at_teardown_not_on_every_hit(pytester):
+    pytester.makepyfile(test_it="""
+        import functools
+
+        @functools.cache
+        def table():
+            return list(range(20_000))
+
+        def test_big():
+            table().append(-1)
+            assert table()[-1] == -1
+    """)
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*list grew from 20000 to 20001 items*",
+                                 "*seen by:  teardown (or the instance's death)*"])
