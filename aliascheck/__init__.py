@@ -18,6 +18,7 @@ _LAZY = {
     "diff": "aliascheck.diff",
     "Change": "aliascheck.diff",
     "isolate": "aliascheck.isolation",
+    "factory": "aliascheck.build",
 }
 
 __all__ = ["__version__", *_LAZY]

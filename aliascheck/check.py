@@ -35,6 +35,7 @@ from .errors import HarnessError, UsageError
 from .findings import Finding
 from .fingerprint import Fingerprint, fingerprint
 from .harness import shutdown
+from .isolation import isolate
 from .kinds import LOAD_METHODS
 from .ledger import Stats
 from .session import Session
@@ -66,9 +67,15 @@ class Target:
     knobs: tuple[str, ...] = ()  # the KNOBS the factory accepts
     file: str = ""  # where the factory is defined, for annotations
     line: int = 0
+    ranges: tuple[tuple[str, int, int], ...] = ()  # knobs explored over other ranges than KNOBS'
+    # The replay test's import lines and call for some knobs (a swept class); else "from module import factory".
+    render: Callable[[dict[str, int]], tuple[list[str], str]] | None = None
 
     def build(self, knobs: dict[str, int]) -> Any:
         return _user(f"{self.spec}()", self.factory, **knobs)
+
+    def range_of(self, knob: str) -> tuple[int, int]:
+        return next(((lo, hi) for k, lo, hi in self.ranges if k == knob), KNOBS.get(knob, (0, 0)))
 
 
 def load(spec: str) -> Target:
@@ -255,17 +262,17 @@ def default_schedules(target: Target, steps: int) -> list[Schedule]:
     """A snapshot before the first item and after a few; one with a single step ahead; each prefetch edge."""
     plans = [Schedule((0, 1, 3), steps), Schedule((2,), 1)]
     if "prefetch_factor" in target.knobs:
-        lo, hi = KNOBS["prefetch_factor"]
+        lo, hi = target.range_of("prefetch_factor")
         plans += [Schedule((0, 1, 3), steps, (("prefetch_factor", pf),)) for pf in (lo, hi)]
     return plans
 
 
-def schedules(knobs: tuple[str, ...]) -> Any:
+def schedules(knobs: tuple[str, ...], ranges: Callable[[str], tuple[int, int]] = KNOBS.__getitem__) -> Any:
     """A Hypothesis strategy for schedules; it shrinks towards few, early snapshots and low knobs."""
     from hypothesis import strategies as st
 
     snaps = st.lists(st.integers(0, 8), min_size=1, max_size=3, unique=True).map(lambda xs: tuple(sorted(xs)))
-    values = st.tuples(*(st.integers(*KNOBS[k]) for k in knobs)).map(lambda vs: tuple(zip(knobs, vs, strict=False)))
+    values = st.tuples(*(st.integers(*ranges(k)) for k in knobs)).map(lambda vs: tuple(zip(knobs, vs, strict=False)))
     return st.builds(Schedule, snaps, st.integers(1, 6), values)
 
 
@@ -363,8 +370,14 @@ class _Driven:
         if self.tape.error is not None:
             error, self.tape.error = self.tape.error, None
             raise _blame(f"stepping {self.target.spec}()", error)
+        if result.note.startswith("timed out"):
+            raise StepTimeout(f"stepping {self.target.spec}() {result.note}")
         if result.note and result.note != "exhausted":
             raise HarnessError(f"stepping {self.target.spec}() {result.note}")
+
+
+class StepTimeout(HarnessError):
+    """Stepping a node did not finish within the step timeout (its thread is left running, daemon)."""
 
 
 # -- the checker --------------------------------------------------------------
@@ -395,6 +408,7 @@ class Checker:
         self.ran: list[Schedule] = []
         self.failing: list[Schedule] = []
         self.findings: list[Finding] = []
+        self.checkpoints: list[Any] = []  # the copies this schedule's fresh nodes were restored from
         self.our_sites = {"<unknown>"}  # where handovers made by our own state_dict() calls land
         self._unwatch: Callable[[], None] = lambda: None
 
@@ -429,7 +443,7 @@ class Checker:
             self._drive(schedule)
         except HarnessError as exc:
             session.abandon_test()
-            raise HarnessError(f"{exc} [schedule {schedule}]") from exc.__cause__
+            raise type(exc)(f"{exc} [schedule {schedule}]") from exc.__cause__
         except BaseException:
             session.abandon_test()
             raise
@@ -438,6 +452,7 @@ class Checker:
             self.built = []
         self._reap(REAP_BATCH)
         found = [self._site(f) for f in session.end_test(0)]
+        self.checkpoints.clear()
         if any(f.severity == "error" for f in found):
             self.failing.append(schedule)
         self.findings.extend(found)
@@ -465,7 +480,12 @@ class Checker:
     def _resume(self, original: _Driven, snap: int, state: Any, schedule: Schedule, mutated: bool) -> bool:
         """Restore a fresh node from the snapshot after *snap* items; report (and say) if it does not resume."""
         fresh = _Driven(self, schedule)
-        fresh.restore(state)
+        # A copy, as a checkpoint read back from disk is: what the restored node keeps of it and
+        # changes is then that node's load (its reset/load_state_dict kept the state it was given),
+        # judged while this checker holds the copy, not confused with the original's handover.
+        checkpoint = isolate(state)
+        self.checkpoints.append(checkpoint)
+        fresh.restore(checkpoint)
         fresh.start()
         want = original.tape.items[snap:]
         # A snapshot after the last item may mean "next epoch" (a Loader restarts): no end expected.
@@ -507,8 +527,12 @@ class _Failed(Exception):
         self.schedule, self.findings = schedule, findings
 
 
-def explore(target: Target, options: Options, examples: int) -> Outcome:
-    """Search up to *examples* schedules with Hypothesis; shrink the first failure to the smallest."""
+def explore(target: Target, options: Options, examples: int, rejected: list[HarnessError] | None = None) -> Outcome:
+    """Search up to *examples* schedules with Hypothesis; shrink the first failure to the smallest.
+
+    With a *rejected* list, a schedule whose node raised (not hung) is noted there and
+    the search goes on: a swept class may not accept every argument set it is given.
+    """
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 
     checker = Checker(target, options)
@@ -517,12 +541,18 @@ def explore(target: Target, options: Options, examples: int) -> Outcome:
     @settings(max_examples=examples, database=None, derandomize=True, deadline=None,
               phases=(Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
               suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
-    @given(schedules(target.knobs))
+    @given(schedules(target.knobs, target.range_of))
     def search(schedule: Schedule) -> None:
         if stopped:
             return
         try:
             found = checker.run(schedule)
+        except HarnessError as exc:
+            if rejected is None or isinstance(exc, StepTimeout):
+                stopped.append(exc)
+            else:
+                rejected.append(exc)
+            return
         except Exception as exc:  # the node raised or hung (or we did): shrinking it would repeat every timeout
             stopped.append(exc)
             return

@@ -31,13 +31,15 @@ __all__ = ["ExitCode", "main"]
 # -- aliascheck check -------------------------------------------------------
 def add_check(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "check", help="check a node factory for snapshot aliasing and resume errors (the CI gate)",
-        description="Build fresh nodes with MODULE:FACTORY, hand their state over at several steps, step them on, "
-                    "re-verify every snapshot and restore fresh nodes from each one. Exit 0 clean, 1 findings, "
+        "check", help="check node classes (or a node factory) for snapshot aliasing and resume errors (the CI gate)",
+        description="Build fresh nodes, hand their state over at several steps, step them on, re-verify every "
+                    "snapshot and restore fresh nodes from each one. PACKAGE: every node class it defines, built "
+                    "from its signature; MODULE:FACTORY: the nodes that callable returns. Exit 0 clean, 1 findings, "
                     "2 usage error, 3 internal error.",
     )
-    parser.add_argument("target", metavar="MODULE:FACTORY",
-                        help="a callable returning a fresh torchdata node, Loader or Stateful iterator")
+    parser.add_argument("target", metavar="TARGET",
+                        help="PACKAGE or MODULE (every node class in it), or MODULE:FACTORY (a callable returning "
+                             "a fresh torchdata node, Loader or Stateful iterator)")
     parser.add_argument("--format", choices=tuple(FORMATS), default="text",
                         help="text (default), json, github (workflow annotations) or sarif (SARIF 2.1.0)")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every occurrence under its bug")
@@ -54,6 +56,12 @@ def add_check(subparsers: Any) -> None:
                         help="never report paths matching PATTERN (fnmatch; 'Owner:path' or path); repeatable")
     parser.add_argument("--report", metavar="PATH", default=None, help="also write the JSON report to PATH")
     parser.add_argument("--sarif", metavar="PATH", default=None, help="also write a SARIF 2.1.0 log to PATH")
+    sweep = parser.add_argument_group("PACKAGE (a sweep of every node class)")
+    sweep.add_argument("--include-private", action="store_true", help="check classes named with a leading underscore")
+    sweep.add_argument("--only", action="append", default=[], metavar="PATTERN",
+                       help="check only classes matching PATTERN (fnmatch on module.Class or Class); repeatable")
+    sweep.add_argument("--workers", type=_positive, default=1, metavar="N",
+                       help="check classes in N child processes (default 1: in this process)")
     parser.set_defaults(run=run_check)
 
 
@@ -63,6 +71,8 @@ def run_check(args: argparse.Namespace) -> ExitCode:
 
     options = Options(enabled=True, steps=args.steps, strict=args.strict, ignore=tuple(args.ignore),
                       step_timeout=args.timeout)
+    if ":" not in args.target:
+        return run_sweep(args, options)
     with check.cwd_importable():
         target = check.load(args.target)
         if args.explore is not None:
@@ -76,6 +86,23 @@ def run_check(args: argparse.Namespace) -> ExitCode:
         if path:
             write_json(path, make(outcome))
     return ExitCode.FINDINGS if outcome.errors else ExitCode.OK
+
+
+def run_sweep(args: argparse.Namespace, options: Any) -> ExitCode:
+    from . import check, config, sweep
+
+    with check.cwd_importable():
+        done = sweep.sweep(args.target, options, explore=args.explore, schedule=args.schedule,
+                           include_private=args.include_private, only=tuple(args.only), workers=args.workers,
+                           factories=config.factories())
+    sweep.FORMATS[args.format](done, sys.stdout, args.verbose)
+    for path, make in ((args.report, sweep.payload), (args.sarif, sweep.sarif)):
+        if path:
+            write_json(path, make(done))
+    if any("internal error" in r.reason for r in done.results if r.status == "error"):
+        return ExitCode.INTERNAL_ERROR
+    failed = done.count("findings") + done.count("error") + (done.count("skipped") if args.strict else 0)
+    return ExitCode.FINDINGS if failed else ExitCode.OK
 
 
 def write_json(path: str, data: Any) -> bool:
@@ -194,7 +221,7 @@ def _snippet(outcome: Outcome) -> str:
 # -- the reproducer explore prints ------------------------------------------
 SNIPPET = '''\
 # aliascheck: the minimal failing schedule for {spec}
-# rerun it:  aliascheck check {spec} --schedule "{schedule}"
+# rerun it:  {rerun}
 from itertools import islice
 
 import pytest
@@ -202,13 +229,13 @@ import pytest
 from aliascheck.check import shutdown
 from aliascheck.diff import show
 from aliascheck.fingerprint import fingerprint
-from {module} import {head}
+{imports}
 
 
 @pytest.fixture
 def build():
     built = []
-    yield lambda: built.append({name}({args})) or built[-1]
+    yield lambda: built.append({call}) or built[-1]
     for node in built:
         shutdown(node)  # torchdata joins its worker threads only in __del__
 
@@ -234,9 +261,16 @@ def snippet(target: Target, schedule: Schedule) -> str:
     """A pytest test that replays *schedule* with plain calls (and the ``aliascheck`` fixture)."""
     module, _, name = target.spec.partition(":")
     steps_itself = target.style.steps_itself
+    rerun = f'aliascheck check {target.spec} --schedule "{schedule}"'
+    if target.render is not None:  # a class the sweep built: its knobs pick construction arguments
+        lines, call = target.render(dict(schedule.knobs))
+        rerun = f'aliascheck check {module} --only {name} --schedule "{schedule}"'
+    else:
+        lines = [f"from {module} import {name.split('.')[0]}"]
+        call = f"{name}({', '.join(f'{k}={v}' for k, v in schedule.knobs)})"
     return SNIPPET.format(
-        spec=target.spec, schedule=schedule, module=module, head=name.split(".")[0], name=name,
-        test=name.replace(".", "_"), args=", ".join(f"{k}={v}" for k, v in schedule.knobs),
+        spec=target.spec, schedule=schedule, rerun=rerun, imports="\n".join(lines), call=call,
+        test=name.replace(".", "_"),
         start="" if steps_itself else "    it = iter(node)\n", it="node" if steps_itself else "it",
         length=schedule.snaps[-1] + schedule.ahead, snaps=schedule.snaps, restore=target.style.restore,
         fresh="fresh" if steps_itself else "iter(fresh)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,3 +84,49 @@ def match(text: str, pattern: str) -> bool:
     aliascheck prints: ``counts['a']`` matches the path ``counts['a']``.
     """
     return fnmatch.fnmatchcase(text, pattern.replace("[", "[[]"))
+
+
+# -- aliascheck check PACKAGE: the factories it may use -----------------------
+INI_FILES = (("pytest.ini", "pytest"), ("tox.ini", "aliascheck"), ("setup.cfg", "aliascheck"), ("tox.ini", "pytest"),
+             ("setup.cfg", "tool:pytest"))
+
+
+def factories(root: str = ".") -> tuple[str, ...]:
+    """``aliascheck_factories`` lines (``module:function``) from ``[tool.aliascheck]`` in pyproject.toml,
+    else from an ini file's ``[aliascheck]`` (or pytest's) section, in the directory *root*."""
+    import configparser
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - pytest depends on tomli for Python < 3.11
+        import tomli as tomllib
+
+    pyproject = os.path.join(root, "pyproject.toml")
+    if os.path.isfile(pyproject):
+        try:
+            with open(pyproject, "rb") as f:
+                table = tomllib.load(f).get("tool", {}).get("aliascheck", {})
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageError(f"{pyproject}: {exc}") from None
+        value = table.get("aliascheck_factories", table.get("factories"))
+        if value is not None:
+            return _lines(value, "[tool.aliascheck] aliascheck_factories")
+    for name, section in INI_FILES:
+        path = os.path.join(root, name)
+        if not os.path.isfile(path):
+            continue
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(path)
+        except configparser.Error as exc:
+            raise UsageError(f"{path}: {exc}") from None
+        if parser.has_option(section, "aliascheck_factories"):
+            return _lines(parser.get(section, "aliascheck_factories"), f"{name} [{section}] aliascheck_factories")
+    return ()
+
+
+def _lines(value: Any, where: str) -> tuple[str, ...]:
+    items = value.split() if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not all(isinstance(i, str) and ":" in i for i in items):
+        raise UsageError(f"{where}: expected module:function lines, not {value!r}")
+    return tuple(items)

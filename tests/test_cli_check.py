@@ -230,7 +230,7 @@ def test_a_bad_schedule_is_a_usage_error(capsys, spec, message):
 
 @pytest.mark.parametrize(("target", "message"), [
     ("no_such_module:factory", "cannot import 'no_such_module': No module named 'no_such_module'"),
-    ("check_factories", "expected MODULE:FACTORY"),
+    ("check_factories:", "expected MODULE:FACTORY"),  # with no colon at all it is a package sweep
     ("check_factories:missing", "module 'check_factories' has no attribute 'missing'"),
     ("check_factories:NOT_CALLABLE", "is not callable (it is of type int)"),
     ("check_factories:needs_args", "check_factories:needs_args(path) must be callable with no arguments"),
@@ -321,7 +321,7 @@ def test_the_check_api_runs_without_the_cli():
 def test_bare_commands_and_argparse_errors_map_to_exit_codes(capsys):
     assert main([]) == ExitCode.OK and "check" in capsys.readouterr().out
     assert main(["check"]) == ExitCode.USAGE_ERROR
-    assert "required: MODULE:FACTORY" in capsys.readouterr().err
+    assert "required: TARGET" in capsys.readouterr().err
     assert main(["check", "m:f", "--explore", "0"]) == ExitCode.USAGE_ERROR
     assert [int(c) for c in ExitCode] == [0, 1, 2, 3]
 

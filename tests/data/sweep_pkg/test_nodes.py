@@ -1,0 +1,3 @@
+"""A test module: the sweep never imports it."""
+
+raise RuntimeError("the sweep imported a test module")
