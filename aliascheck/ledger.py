@@ -563,10 +563,14 @@ class Ledger:
             changes = [c for c in changes if any(c.path.startswith(path) for path, _ in live)]
             shares = [*rec.shares, *live]  # the inner owners' names first (Shards.pos, not Batcher.source.pos)
         found = 0
+        # A snapshot another node adopted changed in what that node kept: the line to blame is
+        # the adopter's load keeping it, even in a library (torchdata's MultiNodeWeightedSampler.reset).
+        adopted = sites.origin(type(adopter), LOAD_METHODS, users_only=False) if adopter is not None else ""
         for owner, label, owner_type, group in self._by_owner(rec, changes):
             found += len(self.report(
                 "mutation", group, owner=owner, label=label, site=rec.handover.site, stack=rec.handover.stack,
-                thread=rec.handover.thread, check=check, origin=self._origin(rec, owner_type), aliases=shares,
+                thread=rec.handover.thread, check=check, origin=adopted or self._origin(rec, owner_type),
+                aliases=shares,
             ))
         if not found:
             if within is None:  # every change was ignored: the snapshot as it is now is the baseline
@@ -578,7 +582,9 @@ class Ledger:
     def _origin(self, rec: Record, owner_type: type | None) -> str:
         if owner_type is None or rec.handover.kind == "watch":
             return ""
-        return sites.origin(owner_type, LOAD_METHODS if rec.handover.kind in LOAD_METHODS else STATE_METHODS)
+        if rec.handover.kind in LOAD_METHODS:  # a node keeping what it was given: its load is the line, library or not
+            return sites.origin(owner_type, LOAD_METHODS, users_only=False)
+        return sites.origin(owner_type, STATE_METHODS)
 
     def _by_owner(self, rec: Record, changes: list[Change]) -> list[tuple[str, str, type | None, list[Change]]]:
         """The changes grouped by the owner that made their part (an inner state_dict's, or the record's)."""

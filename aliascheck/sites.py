@@ -80,7 +80,7 @@ _PACKAGES = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
 _origins: weakref.WeakKeyDictionary[type, dict[tuple[str, ...], str]] = weakref.WeakKeyDictionary()
 
 
-def origin(cls: type, methods: Sequence[str]) -> str:
+def origin(cls: type, methods: Sequence[str], users_only: bool = True) -> str:
     """``file:line in module.Qualname.method``: the user's own method of *cls* among *methods*.
 
     The most derived class's method wins (``Shards.get_state`` over torchdata's
@@ -88,24 +88,27 @@ def origin(cls: type, methods: Sequence[str]) -> str:
     the standard library or aliascheck are not the user's and are passed over, so
     a ``torch.nn.Linear`` has none (its handover site names the user's line).
     The line is the method's one ``return``, or its ``def`` line when it has several.
-    Computed once per class.
+    Computed once per class. *users_only=False* also takes a library's method (a
+    library node that keeps the checkpoint it was given: the line is still the fix).
     """
     try:
         known = _origins.setdefault(cls, {})
     except TypeError:  # not weakly referenceable
         known = {}
-    key = tuple(methods)
+    key = (*methods, "" if users_only else "*")
     if key not in known:
-        known[key] = _find_origin(cls, key)
+        known[key] = _find_origin(cls, tuple(methods), users_only)
     return known[key]
 
 
-def _find_origin(cls: type, methods: tuple[str, ...]) -> str:
+def _find_origin(cls: type, methods: tuple[str, ...], users_only: bool) -> str:
     for klass in getattr(cls, "__mro__", ()):
         for name in methods:
             fn = _unwrap(klass.__dict__.get(name))
             code = getattr(fn, "__code__", None)
-            if code is None or _not_users(code.co_filename):
+            if code is None or (users_only and _not_users(code.co_filename)):
+                continue
+            if not users_only and is_ours(code.co_filename):
                 continue
             qualname = f"{getattr(fn, '__module__', '') or ''}.{getattr(fn, '__qualname__', name)}".lstrip(".")
             return f"{_short(code.co_filename)}:{_return_line(code)} in {qualname}"
