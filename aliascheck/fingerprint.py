@@ -143,11 +143,15 @@ class _Pickler(pickle.Pickler):
         self.buffer = io.BytesIO()
         super().__init__(self.buffer, protocol=5)
         self.opaque = 0
+        self.seen: list[Any] | None = None  # the tensors/arrays met on the way, when asked for
+        self.seen_types: tuple[type, ...] = ()
 
     def reducer_override(self, obj: Any) -> Any:
         handler = handlers.handler_for(type(obj))
         if handler is None:
             return NotImplemented
+        if self.seen is not None and isinstance(obj, self.seen_types):
+            self.seen.append(obj)
         reduced = handler(obj)
         if reduced is not NotImplemented and handlers.unreadable(reduced):
             self.opaque += 1
@@ -157,28 +161,40 @@ class _Pickler(pickle.Pickler):
 _local = threading.local()
 
 
-def encode(obj: Any) -> tuple[bytes, int]:
-    """The detail stream of *obj* and its count of opaque parts (raises what pickling raises)."""
+def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...] = ()) -> tuple[bytes, int]:
+    """The detail stream of *obj* and its count of opaque parts (raises what pickling raises).
+
+    *seen*: a list to append each object of *seen_types* met on the way to, each once.
+    """
     # The thread's pickler is taken out while in use, so a reduction that asks
     # for a fingerprint of its own (re-entry) gets a fresh one.
     pickler = _local.__dict__.pop("pickler", None) or _Pickler()
     try:
         pickler.opaque = 0
+        pickler.seen, pickler.seen_types = seen, seen_types
         pickler.dump(obj)
         return pickler.buffer.getvalue(), pickler.opaque
     finally:
+        pickler.seen = None
         pickler.clear_memo()
         pickler.buffer.seek(0)
         pickler.buffer.truncate()
         _local.pickler = pickler
 
 
-def fingerprint(obj: Any, limits: Limits = DEFAULT_LIMITS) -> Fingerprint:
-    """Fingerprint *obj*. Never raises for the value's sake; unreadable parts are marked."""
+def fingerprint(obj: Any, limits: Limits = DEFAULT_LIMITS, seen: list[Any] | None = None,
+                seen_types: tuple[type, ...] = ()) -> Fingerprint:
+    """Fingerprint *obj*. Never raises for the value's sake; unreadable parts are marked.
+
+    *seen*: a list that gets every object of *seen_types* the fingerprint met (the
+    tensors and arrays of a snapshot, found by the same C-speed pass, no second walk).
+    """
     exact = True
     try:
-        stream, opaque = encode(obj)
+        stream, opaque = encode(obj, seen, seen_types)
     except Exception:
+        if seen is not None:
+            seen.clear()  # the walk's shadows are not the objects: the caller walks itself
         # RecursionError included: the walk has its own depth limit.
         from .walk import walk
 

@@ -79,7 +79,8 @@ CHANNELS: dict[str, tuple[str, str]] = {
     "concurrent.futures.ThreadPoolExecutor.submit": ("submit", "submit a copy, or do not change it after submit"),
     "concurrent.futures.ProcessPoolExecutor.submit": (
         "submit", "submit a copy, or do not change it after submit (it is pickled later)"),
-    "threading.Thread": ("Thread(args=...)", "pass a copy in args/kwargs, or do not change it before the thread starts"),
+    "threading.Thread": (
+        "Thread(args=...)", "pass a copy in args/kwargs, or do not change it before the thread starts"),
     "pickle.dumps": ("dumps", "do not change an out-of-band buffer before loads, or pickle it in-band"),
 }
 

@@ -241,7 +241,8 @@ class Ledger:
                 inner.append((part, inner_owner))
         if nested:
             nested.clear()
-        fp = fingerprint(obj)
+        buffers: list[Any] = []
+        fp = fingerprint(obj, seen=buffers, seen_types=probe.buffer_types())
         owner_type = type(owner)
         site, stack = sites.where()
         # A string owner is a name the user gave (the fixture's watch(obj, owner="cache")).
@@ -262,7 +263,7 @@ class Ledger:
             rec.nested = [(id(part), qualname_of(type(o)), self.label(o), type(o)) for part, o in inner]
             self.records[id(obj)] = rec
             self._note_unverifiable(rec)
-            self._index_parts(rec, inner, fp.detail is not None and b"BufferToken" in fp.detail)
+            self._index_parts(rec, inner, buffers)
             if len(self.records) >= self._prune_at:
                 self._prune()
         if self.settings.probe_aliases and not isinstance(owner, str):
@@ -390,7 +391,7 @@ class Ledger:
             rec.fp = fp  # reported once: later checks compare with the state as the load left it
             rec.flagged = rec.flagged or bool(found)
 
-    def _index_parts(self, rec: Record, inner: list[tuple[Any, Any]], buffers: bool) -> None:
+    def _index_parts(self, rec: Record, inner: list[tuple[Any, Any]], buffers: list[Any]) -> None:
         """Remember the live parts of a snapshot, to follow them wherever they go.
 
         ``best = {k: v for k, v in model.state_dict().items()}`` drops the dict that was
@@ -401,13 +402,15 @@ class Ledger:
         """
         for part, _ in inner:
             self.parts[id(part)] = (rec, id(part))
-        if buffers:
+        if not buffers and not rec.fp.exact and rec.fp.detail is not None and b"BufferToken" in rec.fp.detail:
+            # pickling failed and a walk made the fingerprint: find the buffers by walking too
             types_ = probe.buffer_types()
-            for part in probe.reachable(rec.obj):
-                if part is not rec.obj and isinstance(part, types_):
-                    key = probe.memory_key(part)
-                    if key is not None:
-                        self.parts[key] = (rec, id(part))
+            buffers = [part for part in probe.reachable(rec.obj) if isinstance(part, types_)]
+        for part in buffers:
+            if part is not rec.obj:
+                key = probe.memory_key(part)
+                if key is not None:
+                    self.parts[key] = (rec, id(part))
 
     def _reverify(self, rec: Record, parts: set[int]) -> None:
         """Live parts coming back inside another container: judge what changed in them.
