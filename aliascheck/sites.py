@@ -45,22 +45,29 @@ def where(skip: int = 2) -> tuple[str, tuple[str, ...]]:
     while frame is not None and is_ours(frame.f_code.co_filename):
         frame = frame.f_back
     stack: list[str] = []
+    cwd = os.getcwd()
     while frame is not None and len(stack) < _DEPTH:
         code = frame.f_code
-        if not _noise(code.co_filename):
-            stack.append(f"{_short(code.co_filename)}:{frame.f_lineno} in {code.co_name}")
+        name = _shorts.get((code.co_filename, cwd))
+        if name is None:
+            name = _shorts[code.co_filename, cwd] = "" if _noise(code.co_filename) else _short(code.co_filename, cwd)
+        if name:
+            stack.append(f"{name}:{frame.f_lineno} in {code.co_name}")
         frame = frame.f_back
     if not stack:
         return "<unknown>", ()
     return stack[0].rpartition(" in ")[0], tuple(stack)
 
 
-def _short(filename: str) -> str:
+_shorts: dict[tuple[str, str], str] = {}  # (file, cwd) -> the short name, "" for a frame never shown
+
+
+def _short(filename: str, cwd: str | None = None) -> str:
     """site-packages/torchdata/nodes/x.py -> torchdata/nodes/x.py; the cwd is dropped."""
     marker = f"{os.sep}site-packages{os.sep}"
     if marker in filename:
         return filename.rpartition(marker)[2]
-    cwd = os.getcwd() + os.sep
+    cwd = (os.getcwd() if cwd is None else cwd) + os.sep
     return filename[len(cwd):] if filename.startswith(cwd) else filename
 
 
