@@ -1,0 +1,856 @@
+"""messages adapter: a message the sender changes after handing it over.
+
+A message handed to another thread or process is not copied at the handover:
+``multiprocessing.Queue.put`` pickles later, in a feeder thread; ``queue.Queue``,
+``queue.SimpleQueue``, ``ThreadPoolExecutor.submit`` and ``threading.Thread(args=...)``
+hand over the object itself; ``ProcessPoolExecutor.submit`` pickles its arguments
+when the executor's manager thread gets to them; pickle protocol 5 out-of-band
+buffers (``PickleBuffer``) view the producer's memory until ``loads``. A change the
+sender makes after the handover reaches the receiver, or not, depending on timing.
+
+The value at the handover is recorded (a fingerprint, in the sender's thread, with
+the sender's line) and compared:
+
+- in-process channels, where the receiver gets the same object: at receipt (``get``,
+  the thread starting, the work item starting). A difference there is the sender's
+  change; after receipt the receiver owns the message and it is no longer watched;
+- pickled channels (``multiprocessing.Queue``, ``ProcessPoolExecutor``), where the
+  receiver gets a copy made at some unknown moment: when the feeder thread pickles
+  it, and at teardown. Any change after ``put`` is the sender's, whether or not the
+  feeder had pickled it already, so the verdict does not depend on timing;
+- out-of-band buffers: the bytes viewed at ``dumps`` with those viewed at ``loads``;
+- at teardown, every message never received.
+
+The per-message path is cheap because most messages are immutable (None, numbers,
+strings, bytes, and tuples or frozensets of those): they are skipped by type, with no
+record. Messages that library code sends (the standard library, installed packages,
+aliascheck itself) are not the user's and are skipped too: an executor's own work
+queue, a torchdata worker's queue. Records are this module's own, not the ledger's;
+findings go through ``Ledger.report``.
+
+``queue.SimpleQueue`` is a C type whose methods cannot be replaced: while installed,
+``queue.SimpleQueue`` names a subclass (``isinstance`` still holds both ways). The
+project's modules imported before the install that took it (or ``pickle.dumps``/
+``loads``) by name are rebound too; other modules' references are not watched, nor
+are buffers handed to ``loads`` as other objects than the ``PickleBuffer`` ``dumps``
+gave out.
+"""
+
+from __future__ import annotations
+
+import _pickle
+import _queue
+import concurrent.futures._base as _cf_base
+import concurrent.futures.process as _cf_process
+import concurrent.futures.thread as _cf_thread
+import functools
+import io
+import itertools
+import multiprocessing.connection as _mp_connection
+import multiprocessing.queues as _mq
+import os
+import pickle
+import queue
+import sys
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import xxhash
+
+import aliascheck.ledger as _ledger
+import aliascheck.sites as sites
+from aliascheck.diff import Change, diff
+from aliascheck.discovery import Discovery
+from aliascheck.fingerprint import Fingerprint, fingerprint
+from aliascheck.hookspecs import hookimpl
+from aliascheck.instrument import patch, undo_all
+
+REQUIRES = None
+
+# The channels, as findings name their owner (aliascheck.kinds.CHANNELS says how to render them).
+QUEUE = "queue.Queue"
+SIMPLE_QUEUE = "queue.SimpleQueue"
+MP_QUEUE = "multiprocessing.Queue"
+THREAD_POOL = "concurrent.futures.ThreadPoolExecutor.submit"
+PROCESS_POOL = "concurrent.futures.ProcessPoolExecutor.submit"
+THREAD = "threading.Thread"
+PICKLE = "pickle.dumps"
+
+# Immutable by type: a message made only of these cannot change after the handover.
+_ATOMS = frozenset({type(None), bool, int, float, complex, str, bytes, range, type(Ellipsis),
+                    type(NotImplemented)})
+_NESTED = frozenset({tuple, frozenset})
+_SHALLOW = _ATOMS | _NESTED
+# Shared by design: channels, synchronisation, files. Never part of a message's value (a queue handed
+# to a thread fills up, an event is set); an argument of these types is left out.
+_PLUMBING = (queue.Queue, _queue.SimpleQueue, _mq.Queue, _mq.SimpleQueue, _mp_connection.Connection,
+             threading.Event, threading.Condition, threading.Semaphore, threading.Barrier, threading.Thread,
+             type(threading.Lock()), type(threading.RLock()), _cf_base.Future, _cf_base.Executor, io.IOBase,
+             weakref.ref)
+_PROTOCOL = pickle.DEFAULT_PROTOCOL  # multiprocessing's feeder pickles with it
+_MAX_PENDING = 200_000  # records kept per process; past that a message is counted, not recorded
+
+# Where code that is not the user's lives; messages sent from there are not recorded.
+_LIBRARY = (os.path.dirname(os.__file__) + os.sep, os.path.dirname(os.path.abspath(_ledger.__file__)) + os.sep,
+            os.path.dirname(os.path.abspath(__file__)) + os.sep, "<frozen ")
+_PACKAGES = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+# The channel's own frames between a wrapper and the sender (put_nowait calls put; map calls submit).
+_QUEUE_FILES = frozenset({queue.Queue.put_nowait.__code__.co_filename})
+_MP_FILES = frozenset({_mq.Queue.put_nowait.__code__.co_filename})
+_POOL_FILES = frozenset({_cf_base.Executor.map.__code__.co_filename})
+_THREAD_POOL_FILES = _POOL_FILES | {_cf_thread.ThreadPoolExecutor.submit.__code__.co_filename}
+_PROCESS_POOL_FILES = _POOL_FILES | {_cf_process.ProcessPoolExecutor.submit.__code__.co_filename}
+_NO_FILES: frozenset[str] = frozenset()
+
+_pid = os.getpid()
+
+
+def _forked() -> None:
+    """A forked child sends its own messages: the parent's records are not its to judge."""
+    global _pid
+    _pid = os.getpid()
+    for table in (_received, _pickled, _buffers, _handed, _checks, _taken):
+        table.clear()
+
+
+
+class _Message:
+    """One message as the sender handed it over."""
+
+    __slots__ = ("key", "obj", "fp", "led", "owner", "label", "code", "line", "thread", "call", "flagged", "exclude")
+
+    def __init__(self, key: Any, obj: Any, fp: Any, led: Any, owner: str, label: str, code: Any, line: int,
+                 thread: threading.Thread, call: bool) -> None:
+        self.key = key  # what identifies it at receipt: the item, the thread, the work item, a weakref
+        self.obj = obj  # what is compared: the item, or (args, kwargs)
+        self.fp = fp  # bytes (a flat container's pickle) or a Fingerprint
+        self.led = led
+        self.owner = owner
+        self.label = label
+        self.code = code  # the sender's code object and line
+        self.line = line
+        self.thread = thread
+        self.call = call  # obj is (args, kwargs): paths read args[0]..., kwargs['x']...
+        self.flagged = False
+        self.exclude: tuple[str, ...] = ()  # paths not judged: parts that hold a lock (shared by design)
+
+    @property
+    def site(self) -> str:
+        return f"{sites._short(self.code.co_filename)}:{self.line}"
+
+    @property
+    def stack(self) -> tuple[str, ...]:
+        return (f"{self.site} in {getattr(self.code, 'co_qualname', self.code.co_name)}",)
+
+
+# id(key) -> message. Received in-process: judged at receipt. Pickled later: judged when fed and at
+# teardown. Out-of-band buffers: judged at loads.
+_received: dict[int, _Message] = {}
+_pickled: dict[int, _Message] = {}
+_buffers: dict[int, _Message] = {}
+_lock = threading.Lock()
+# What was recorded and checked, per ledger, added to its counters at teardown: the ledger's own
+# note_handover()/note_checked() take its lock, too dear per message. next() on a count is atomic.
+_handed: dict[tuple[int, str], Any] = {}  # (id(ledger), owner) -> itertools.count
+_checks: dict[int, Any] = {}  # id(ledger) -> itertools.count
+_opaque: set[tuple[int, str, str]] = set()  # (id(ledger), owner, path) already reported unverifiable
+# id(ledger) -> ids of arguments a receiver has taken (a results list every task appends to): a later
+# change in them may be a receiver's, not the sender's. Ids only: holding them would change lifetimes.
+_taken: dict[int, set[int]] = {}
+_overflow: set[int] = set()  # ledgers told that records ran out
+os.register_at_fork(after_in_child=_forked)
+
+
+# -- the per-message path ------------------------------------------------------
+def _immutable(obj: Any, depth: int = 4) -> bool:
+    kind = type(obj)
+    if kind in _ATOMS:
+        return True
+    if kind not in _NESTED or not depth:
+        return False
+    if _ATOMS.issuperset(map(type, obj)):
+        return True
+    return _SHALLOW.issuperset(map(type, obj)) and all(_immutable(x, depth - 1) for x in obj if type(x) in _NESTED)
+
+
+_plumbing_types: dict[type, bool] = {}
+
+
+def _plumbing(kind: type) -> bool:
+    found = _plumbing_types.get(kind)
+    if found is None:
+        try:
+            found = issubclass(kind, _PLUMBING)
+        except Exception:  # a metaclass whose subclass check raises: not a channel of ours
+            found = False
+        _plumbing_types[kind] = found
+    return found
+
+
+def _skipped(kind: type, obj: Any) -> bool:
+    """Whether a message of type *kind* is not recorded: immutable, or a channel or lock itself."""
+    return _immutable(obj) if kind in _NESTED else _plumbing(kind)
+
+
+def _recording() -> Any:
+    """The ledger recording in this process, or None: one global read when dormant."""
+    led = _ledger.current
+    return led if led is not None and led.recording and led.pid == _pid else None
+
+
+_verdicts: dict[Any, bool] = {}  # code object -> whether it is the user's
+
+
+def _users(filename: str) -> bool:
+    return not filename.startswith(_LIBRARY) and not any(p in filename for p in _PACKAGES)
+
+
+def _sender(skip: frozenset[str], depth: int) -> Any:
+    """The user's frame that sent the message (past the channel's own frames), or None."""
+    frame: Any = sys._getframe(depth + 1)
+    while frame is not None and frame.f_code.co_filename in skip:
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code = frame.f_code
+    users = _verdicts.get(code)
+    if users is None:
+        users = _verdicts[code] = _users(code.co_filename)
+    return frame if users else None
+
+
+def _snapshot(obj: Any) -> Any:
+    """The message's value: a C pickle for a flat container of atoms (no hashing needed to
+    compare), a fingerprint for anything else."""
+    kind = type(obj)
+    if (kind is dict and _ATOMS.issuperset(map(type, obj.values()))) or (
+            kind is list and _ATOMS.issuperset(map(type, obj))):
+        try:  # a key is hashable: an atom, or an object pickle reduces as it is
+            # The protocol multiprocessing's feeder uses: its bytes then compare with these as they are.
+            return _pickle.dumps(obj, _PROTOCOL)
+        except Exception:
+            pass
+    return fingerprint(obj)
+
+
+def _as_fingerprint(fp: Any) -> Fingerprint:
+    return Fingerprint(xxhash.xxh3_128_digest(fp), fp) if isinstance(fp, bytes) else fp
+
+
+def _send(store: dict[int, _Message], key: Any, obj: Any, owner: str, label: Any, skip: frozenset[str],
+          led: Any, call: bool = False) -> _Message | None:
+    """Record *obj* as sent now (called by a wrapper, from the sender's call); never raises."""
+    try:
+        frame = _sender(skip, 2)
+        if frame is None:
+            return None
+        fp = _snapshot(obj)
+        name = label if isinstance(label, str) else led.label(label)
+        exclude: tuple[str, ...] = ()
+        if not isinstance(fp, bytes) and not fp.verifiable:
+            if store is _pickled:  # it must be pickled to be sent: say what cannot be
+                _unverifiable(led, owner, name, fp, frame)
+            else:  # an object holding a lock is shared by design: not part of the message's value
+                exclude = tuple({_holder(path, call) for path, _ in fp.unverifiable()})
+                if "" in exclude:
+                    return None
+        msg = _Message(key, obj, fp, led, owner, name, frame.f_code, frame.f_lineno, threading.current_thread(), call)
+        msg.exclude = exclude
+        if len(store) >= _MAX_PENDING:
+            if id(led) not in _overflow:
+                _overflow.add(id(led))
+                _internal(led, owner, f"more than {_MAX_PENDING} messages pending: later ones are not checked")
+            return None
+        # A record holds its key, so an id in a store is that object's (setdefault is atomic).
+        earlier = store.setdefault(id(key), msg)
+        if earlier is not msg:  # the same object sent again before it was received
+            if not earlier.flagged:  # it must not have changed since it was first sent
+                _judge(earlier, "handover", fp)
+            return None
+        _count(led, owner)
+        return msg
+    except Exception as exc:  # aliascheck's own bug must never break the user's send
+        _internal(led, owner, exc)
+        return None
+
+
+def _count(led: Any, owner: str) -> None:
+    counter = _handed.get((id(led), owner))
+    if counter is None:
+        counter = _handed.setdefault((id(led), owner), itertools.count())
+    next(counter)
+
+
+def _unsend(store: dict[int, _Message], msg: _Message | None) -> None:
+    """The send raised (a full or closed queue): nothing was sent."""
+    if msg is not None and store.get(id(msg.key)) is msg:
+        store.pop(id(msg.key), None)
+
+
+def _receive(key: Any) -> None:
+    """*key* reached its receiver: judge it once more, then it is the receiver's. Never raises."""
+    msg = _received.pop(id(key), None)  # a record holds its key: the id is this object's
+    if msg is None:
+        return
+    if not msg.flagged:
+        _judge(msg, "receive")
+    if msg.call:  # what the receiver took may change by its hand from now on
+        try:
+            args, kwargs = msg.obj
+            taken = _taken.setdefault(id(msg.led), set())
+            taken.update(id(x) for x in (*args, *kwargs.values()) if type(x) not in _ATOMS)
+        except Exception as exc:  # pragma: no cover - (args, kwargs) is this module's own tuple
+            _internal(msg.led, msg.owner, exc)
+
+
+def _judge(msg: _Message, check: str, now: Any = None) -> None:
+    """Compare *msg* with its value now (or *now*); report what the sender changed. Never raises."""
+    led = msg.led
+    try:
+        if not led.recording or led.pid != _pid:
+            return
+        if now is None:
+            now = _snapshot(msg.obj)
+        checks = _checks.get(id(led))
+        next(checks if checks is not None else _checks.setdefault(id(led), itertools.count()))
+        if type(now) is type(msg.fp) and (now == msg.fp if isinstance(now, bytes) else now.digest == msg.fp.digest):
+            return
+        changes = diff(_as_fingerprint(msg.fp), _as_fingerprint(now), collapse=True)
+        exclude = msg.exclude + _taken_paths(msg) if msg.call else msg.exclude
+        if exclude:
+            changes = [c for c in changes if not any(_under(c.path, p) for p in exclude)]
+        if not changes:  # equal as == compares (a dict's order, a set's), or only in what is not judged
+            return
+        if msg.call:
+            changes = [replace(c, path=_call_path(c.path)) for c in changes]
+        msg.flagged = True
+        led.report("mutation", changes, owner=msg.owner, label=msg.label, site=msg.site, stack=msg.stack,
+                   check=check, thread=msg.thread.name)
+    except Exception as exc:
+        _internal(led, msg.owner, exc)
+
+
+def _taken_paths(msg: _Message) -> tuple[str, ...]:
+    """The arguments of *msg* a receiver has already taken (through an earlier message)."""
+    taken = _taken.get(id(msg.led))
+    if not taken:
+        return ()
+    args, kwargs = msg.obj
+    return (*(f"[0][{i}]" for i, x in enumerate(args) if id(x) in taken),
+            *(f"[1][{k!r}]" for k, v in kwargs.items() if id(v) in taken))
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path.startswith(prefix) and (len(path) == len(prefix) or path[len(prefix)] in ".[")
+
+
+def _segments(path: str) -> list[str]:
+    """``['a'][0].x`` -> ``["['a']", "[0]", ".x"]`` (keys are reprs: brackets and dots inside quotes)."""
+    out, i, n = [], 0, len(path)
+    while i < n:
+        j = i + 1
+        if path[i] == "[":
+            quote = ""
+            while j < n and (quote or path[j] != "]"):
+                if quote and path[j] == "\\":
+                    j += 1
+                elif path[j] == quote:
+                    quote = ""
+                elif not quote and path[j] in "'\"":
+                    quote = path[j]
+                j += 1
+            j += 1
+        else:
+            while j < n and path[j] not in ".[":
+                j += 1
+        out.append(path[i:j])
+        i = j
+    return out
+
+
+def _holder(path: str, call: bool) -> str:
+    """The top-level part of a message that holds the unreadable object at *path* ("" for the whole)."""
+    parts = _segments(path)
+    depth = 2 if call else 1  # a call's top-level parts are args[i] and kwargs[k]
+    return "".join(parts[:depth]) if len(parts) > depth else ""
+
+
+def _call_path(path: str) -> str:
+    """``[0][1]['x']`` of ``(args, kwargs)`` as ``args[1]['x']``."""
+    if path.startswith("[0]"):
+        return "args" + path[3:]
+    if path.startswith("[1]"):
+        return "kwargs" + path[3:]
+    return path
+
+
+def _unverifiable(led: Any, owner: str, label: str, fp: Fingerprint, frame: Any) -> None:
+    fresh = []
+    for path, what in fp.unverifiable():
+        key = (id(led), owner, path)
+        if key not in _opaque:
+            _opaque.add(key)
+            fresh.append(Change(path, what, "not checked"))
+    if fresh:
+        code = frame.f_code
+        site = f"{sites._short(code.co_filename)}:{frame.f_lineno}"
+        led.report("unverifiable", fresh, owner=owner, label=label, check="send", site=site,
+                   stack=(f"{site} in {getattr(code, 'co_qualname', code.co_name)}",),
+                   hint="this part of the message cannot be pickled or read: send picklable data, "
+                        "or register a fingerprint handler (aliascheck.register_handler)")
+
+
+def _internal(led: Any, owner: str, problem: Any) -> None:
+    try:
+        text = problem if isinstance(problem, str) else f"{type(problem).__name__}: {problem}"
+        led.report("unverifiable", [Change("<message>", text, "not checked")], owner=owner, check="send",
+                   hint="an aliascheck limit or bug: the message was not checked")
+    except Exception:  # pragma: no cover - nothing may escape into the user's send
+        pass
+
+
+# -- queue.Queue, queue.SimpleQueue ----------------------------------------------
+def _put(original: Any, owner: str, skip: frozenset[str]) -> Any:
+    """``put(item, block=True, timeout=None)`` of an in-process queue: judged when received."""
+
+    @functools.wraps(original)
+    def put(self: Any, item: Any, block: bool = True, timeout: float | None = None) -> Any:
+        kind = type(item)
+        if (kind in _ATOMS or (kind is tuple and _ATOMS.issuperset(map(type, item)))
+                or (led := _ledger.current) is None or not led.recording or led.pid != _pid or _skipped(kind, item)):
+            return original(self, item, block, timeout)
+        msg = _send(_received, item, item, owner, self, skip, led)
+        try:
+            return original(self, item, block, timeout)
+        except BaseException:
+            _unsend(_received, msg)
+            raise
+
+    return put
+
+
+def _get(original: Any) -> Any:
+    """``get(block=True, timeout=None)`` of an in-process queue."""
+
+    @functools.wraps(original)
+    def get(self: Any, block: bool = True, timeout: float | None = None) -> Any:
+        item = original(self, block, timeout)
+        if _received and type(item) not in _ATOMS:
+            _receive(item)
+        return item
+
+    return get
+
+
+def _put_nowait(original: Any) -> Any:
+    @functools.wraps(original)
+    def put_nowait(self: Any, item: Any) -> Any:
+        kind = type(item)
+        if (kind in _ATOMS or (led := _ledger.current) is None or not led.recording or led.pid != _pid
+                or _skipped(kind, item)):
+            return original(self, item)
+        msg = _send(_received, item, item, SIMPLE_QUEUE, self, _NO_FILES, led)
+        try:
+            return original(self, item)
+        except BaseException:
+            _unsend(_received, msg)
+            raise
+
+    return put_nowait
+
+
+def _get_nowait(original: Any) -> Any:
+    @functools.wraps(original)
+    def get_nowait(self: Any) -> Any:
+        item = original(self)
+        if _received and type(item) not in _ATOMS:
+            _receive(item)
+        return item
+
+    return get_nowait
+
+
+class _SimpleQueueType(type):
+    """Keeps ``isinstance(q, queue.SimpleQueue)`` true for queues made before the install."""
+
+    _aliascheck_base: type
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, cls._aliascheck_base)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, cls._aliascheck_base)
+
+
+def _simple_queue(original: Any) -> type:
+    namespace = {"__slots__": (), "__doc__": original.__doc__, "__module__": __name__,
+                 "put": _put(original.put, SIMPLE_QUEUE, _NO_FILES),
+                 "put_nowait": _put_nowait(original.put_nowait),
+                 "get": _get(original.get), "get_nowait": _get_nowait(original.get_nowait)}
+    cls = _SimpleQueueType("SimpleQueue", (original,), namespace)
+    cls._aliascheck_base = original
+    return cls
+
+
+# -- multiprocessing.Queue -----------------------------------------------------
+def _mp_put(original: Any) -> Any:
+    """``put(obj, block=True, timeout=None)``: recorded until teardown (the receiver gets a pickle)."""
+
+    @functools.wraps(original)
+    def put(self: Any, obj: Any, block: bool = True, timeout: float | None = None) -> Any:
+        kind = type(obj)
+        if (kind in _ATOMS or (kind is tuple and _ATOMS.issuperset(map(type, obj)))
+                or (led := _ledger.current) is None or not led.recording or led.pid != _pid or _skipped(kind, obj)):
+            return original(self, obj, block, timeout)
+        msg = _send(_pickled, obj, obj, MP_QUEUE, self, _MP_FILES, led)
+        try:
+            return original(self, obj, block, timeout)
+        except BaseException:
+            _unsend(_pickled, msg)
+            raise
+
+    return put
+
+
+def _feeding(original: Any) -> Any:
+    """The pickler the feeder thread finds by name: it judges a recorded message as it is pickled."""
+
+    class ForkingPickler(original):  # type: ignore[misc, valid-type]
+        @classmethod
+        def dumps(cls, obj: Any, protocol: Any = None) -> Any:
+            if not _pickled:
+                return original.dumps(obj, protocol)
+            key = obj.kwargs if type(obj) is _cf_process._CallItem else obj  # a process pool's call
+            msg = _pickled.get(id(key))
+            if msg is None or msg.key is not key:
+                return original.dumps(obj, protocol)
+            try:
+                data = original.dumps(obj, protocol)
+            except Exception as exc:  # the user's own error: said once more here, raised unchanged
+                _unpicklable(msg, exc)
+                raise
+            _fed(msg, data if protocol is None else None)
+            return data
+
+    ForkingPickler.__qualname__ = original.__qualname__
+    return ForkingPickler
+
+
+def _fed(msg: _Message, data: Any) -> None:
+    """The feeder pickled *msg* as *data*: the same bytes as at put (a flat message) is no change."""
+    if msg.flagged:
+        return
+    if data is not None and type(msg.fp) is bytes and data == msg.fp:
+        checks = _checks.get(id(msg.led))
+        next(checks if checks is not None else _checks.setdefault(id(msg.led), itertools.count()))
+        return
+    _judge(msg, "feed")
+
+
+def _unpicklable(msg: _Message, exc: Exception) -> None:
+    """The feeder could not pickle *msg*: the receiver never gets it (the error goes where the channel
+    sends it: printed by the queue's feeder, set on the future)."""
+    led = msg.led
+    try:
+        if not led.recording or msg.flagged:
+            return
+        msg.flagged = True  # not sent: a later change is no one's concern
+        if isinstance(msg.fp, Fingerprint) and not msg.fp.verifiable:
+            return  # said at the send already, with the path of what cannot be read
+        led.report("unverifiable", [Change("<message>", f"{type(exc).__name__}: {exc}", "not sent")],
+                   owner=msg.owner, label=msg.label, site=msg.site, stack=msg.stack, check="feed",
+                   thread=msg.thread.name,
+                   hint="the message could not be pickled: send picklable data (the channel's own error says why)")
+    except Exception:  # pragma: no cover - nothing may escape into the feeder
+        pass
+
+
+# -- executors and threads --------------------------------------------------------
+def _call_immutable(args: Any, kwargs: Any) -> bool:
+    return _immutable(args) and all(type(v) in _ATOMS or _immutable(v) for v in kwargs.values())
+
+
+def _call(args: Any, kwargs: Any) -> tuple[Any, Any]:
+    """The value of a call's arguments: a queue, an event or a file given to a worker is left out."""
+    if any(_plumbing(type(x)) for x in args):
+        args = tuple(f"<{type(x).__name__}>" if _plumbing(type(x)) else x for x in args)
+    if any(_plumbing(type(v)) for v in kwargs.values()):
+        kwargs = {k: f"<{type(v).__name__}>" if _plumbing(type(v)) else v for k, v in kwargs.items()}
+    return args, kwargs
+
+
+def _work_item(original: Any, store: dict[int, _Message], owner: str, skip: frozenset[str],
+               by_kwargs: bool) -> Any:
+    @functools.wraps(original)
+    def __init__(self: Any, future: Any, fn: Any, args: Any, kwargs: Any) -> None:
+        original(self, future, fn, args, kwargs)
+        if (led := _recording()) is None:
+            return
+        try:
+            call = _call(args, kwargs)
+            if _call_immutable(*call):
+                return
+        except Exception as exc:  # a type whose subclass check raises: never the user's problem
+            _internal(led, owner, exc)
+            return
+        # A process pool's call item carries the same kwargs dict (a fresh one per submit).
+        _send(store, kwargs if by_kwargs else self, call, owner, _name(fn), skip, led, call=True)
+
+    return __init__
+
+
+def _run(original: Any) -> Any:
+    @functools.wraps(original)
+    def run(self: Any) -> Any:
+        if _received:
+            _receive(self)
+        return original(self)
+
+    return run
+
+
+def _thread_init(original: Any) -> Any:
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        if (led := _recording()) is None:
+            return
+        try:
+            call = _call(getattr(self, "_args", ()), getattr(self, "_kwargs", None) or {})
+            if not call[1] and _immutable(call[0]):  # a kwargs dict is the caller's own: it may change
+                return
+            name = _name(getattr(self, "_target", None)) or type(self).__name__
+        except Exception as exc:
+            _internal(led, THREAD, exc)
+            return
+        _send(_received, self, call, THREAD, name, _NO_FILES, led, call=True)
+
+    return __init__
+
+
+def _bootstrap_inner(original: Any) -> Any:
+    # Runs in the new thread before start() returns to the sender: any change before
+    # start() is seen here, and after it the thread owns its arguments.
+    @functools.wraps(original)
+    def _bootstrap_inner(self: Any) -> Any:
+        if _received:
+            _receive(self)
+        return original(self)
+
+    return _bootstrap_inner
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or ""
+
+
+# -- pickle protocol 5 out-of-band buffers ----------------------------------------
+def _dumps(original: Any) -> Any:
+    @functools.wraps(original)
+    def dumps(*args: Any, **kwargs: Any) -> Any:
+        callback = kwargs.get("buffer_callback")
+        if callback is None or (led := _recording()) is None:
+            return original(*args, **kwargs)
+        try:
+            frame = _sender(_NO_FILES, 1)
+        except ValueError:  # called from the outermost frame: no sender to name
+            frame = None
+        if frame is None:
+            return original(*args, **kwargs)
+        sent: list[Any] = []
+
+        def buffer_callback(buf: Any) -> Any:
+            in_band = callback(buf)
+            if not in_band:
+                sent.append(buf)
+            return in_band
+
+        kwargs["buffer_callback"] = buffer_callback
+        result = original(*args, **kwargs)
+        for buf in sent:
+            _send_buffer(led, buf, frame)
+        return result
+
+    return dumps
+
+
+def _send_buffer(led: Any, buf: Any, frame: Any) -> None:
+    try:
+        digest = _digest(buf)
+        if digest is None:
+            return
+        key = weakref.ref(buf)  # a strong reference would keep the producer's buffer exported
+        msg = _Message(key, key, digest, led, PICKLE, "PickleBuffer", frame.f_code, frame.f_lineno,
+                       threading.current_thread(), False)
+        with _lock:
+            _buffers[id(buf)] = msg
+        _count(led, PICKLE)
+    except Exception as exc:
+        _internal(led, PICKLE, exc)
+
+
+def _digest(buf: Any) -> bytes | None:
+    """A digest of the bytes *buf* views; None for read-only memory (it cannot change) or a released buffer."""
+    try:
+        view = buf.raw()
+    except (BufferError, ValueError):  # non-contiguous, or released
+        try:
+            view = memoryview(buf).tobytes()  # type: ignore[assignment]
+        except (BufferError, ValueError):
+            return None
+        return xxhash.xxh3_128_digest(view)
+    if view.readonly:
+        return None
+    return xxhash.xxh3_128_digest(view)
+
+
+def _loads(original: Any) -> Any:
+    @functools.wraps(original)
+    def loads(*args: Any, **kwargs: Any) -> Any:
+        buffers = kwargs.get("buffers")
+        if _buffers and isinstance(buffers, (list, tuple)):
+            for buf in buffers:
+                _loaded(buf)
+        return original(*args, **kwargs)
+
+    return loads
+
+
+def _loaded(buf: Any) -> None:
+    with _lock:
+        msg = _buffers.get(id(buf))
+        if msg is None or msg.key() is not buf:
+            return
+        del _buffers[id(buf)]  # the receiver's now
+    _judge_buffer(msg, buf, "receive")  # never raises
+
+
+def _judge_buffer(msg: _Message, buf: Any, check: str) -> None:
+    led = msg.led
+    try:
+        if not led.recording or msg.flagged:
+            return
+        now = _digest(buf)
+        checks = _checks.get(id(led))
+        next(checks if checks is not None else _checks.setdefault(id(led), itertools.count()))
+        if now is None or now == msg.fp:
+            return
+        msg.flagged = True
+        try:
+            size = f"the {memoryview(buf).nbytes} bytes"
+        except (BufferError, ValueError):
+            size = "the bytes"
+        led.report("mutation", [Change("<buffer>", f"xxh3 {msg.fp.hex()[:16]}", f"xxh3 {now.hex()[:16]}", "bytes",
+                                       f"{size} the out-of-band buffer views changed after dumps")],
+                   owner=PICKLE, label=msg.label, site=msg.site, stack=msg.stack, check=check,
+                   thread=msg.thread.name)
+    except Exception as exc:
+        _internal(led, PICKLE, exc)
+
+
+# -- install and teardown -------------------------------------------------------
+@hookimpl
+def aliascheck_install(options: Any) -> Callable[[], None]:
+    undos = _patch()
+    undos += _rebind_imported(Discovery("all" if options.discover == "all" else "project",
+                                        options.roots or (os.getcwd(),)).in_scope)
+    return undo_all(undos)
+
+
+def _rebind_imported(in_scope: Callable[[str], bool]) -> list[Callable[[], None]]:
+    """The project's modules imported before the install (test modules, a conftest's imports) that took
+    ``SimpleQueue`` or pickle's functions by name: rebound to the watched ones while installed."""
+    watched = (queue.SimpleQueue, pickle.dumps, pickle.dump, pickle.loads, pickle.load)
+    ours = {id(new.__aliascheck_original__): new for new in watched if hasattr(new, "__aliascheck_original__")}
+    undos = []
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not in_scope(file):
+            continue
+        try:
+            items = list(vars(module).items())
+        except TypeError:  # pragma: no cover - a module object without a namespace
+            continue
+        for name, value in items:
+            new = ours.get(id(value))
+            if new is not None and new.__aliascheck_original__ is value:
+                undos.append(_rebind(module, name, value, new))
+    return undos
+
+
+def _rebind(module: Any, name: str, old: Any, new: Any) -> Callable[[], None]:
+    setattr(module, name, new)
+
+    def undo() -> None:
+        if vars(module).get(name) is new:
+            setattr(module, name, old)
+
+    return undo
+
+
+def _patch() -> list[Callable[[], None]]:
+    return [
+        patch(queue.Queue, "put", functools.partial(_put, owner=QUEUE, skip=_QUEUE_FILES)),
+        patch(queue.Queue, "get", _get),
+        patch(queue, "SimpleQueue", _simple_queue),
+        patch(_mq.Queue, "put", _mp_put),
+        patch(_mq.JoinableQueue, "put", _mp_put),
+        patch(_mq, "_ForkingPickler", _feeding),
+        patch(_cf_thread._WorkItem, "__init__",
+              functools.partial(_work_item, store=_received, owner=THREAD_POOL, skip=_THREAD_POOL_FILES,
+                                by_kwargs=False)),
+        patch(_cf_thread._WorkItem, "run", _run),
+        patch(_cf_process._WorkItem, "__init__",
+              functools.partial(_work_item, store=_pickled, owner=PROCESS_POOL, skip=_PROCESS_POOL_FILES,
+                                by_kwargs=True)),
+        patch(threading.Thread, "__init__", _thread_init),
+        patch(threading.Thread, "_bootstrap_inner", _bootstrap_inner),
+        patch(pickle, "dumps", _dumps),
+        patch(pickle, "dump", _dumps),
+        patch(pickle, "loads", _loads),
+        patch(pickle, "load", _loads),
+    ]
+
+
+def _tally(led: Any, handed: list[tuple[str, int]], checks: Any) -> None:
+    """Add what this adapter recorded and checked to the ledger's counters (the summary's figures)."""
+    with led.lock:
+        for owner, n in handed:
+            led.stats.handovers += n
+            led.stats.owners[owner] += n
+        if checks is not None:
+            led.stats.checked += next(checks)
+
+
+@hookimpl
+def aliascheck_teardown(ledger: Any) -> None:
+    """Judge what this test sent and nobody received (and every pickled message), then drop it all."""
+    mine: list[tuple[dict[int, _Message], _Message]] = []
+    with _lock:
+        for store in (_received, _pickled, _buffers):
+            for key, msg in list(store.items()):
+                if msg.led is ledger:
+                    del store[key]
+                    mine.append((store, msg))
+    for store, msg in mine:
+        if msg.flagged:
+            continue
+        if store is _buffers:
+            buf = msg.key()
+            if buf is not None:
+                _judge_buffer(msg, buf, "teardown")
+        else:
+            _judge(msg, "teardown")
+    with _lock:
+        _opaque.difference_update([k for k in _opaque if k[0] == id(ledger)])
+        _overflow.discard(id(ledger))
+        _taken.pop(id(ledger), None)
+        handed = [(key[1], next(_handed.pop(key))) for key in list(_handed) if key[0] == id(ledger)]
+        checks = _checks.pop(id(ledger), None)
+    try:
+        _tally(ledger, handed, checks)
+    except Exception:  # pragma: no cover - counters only
+        pass

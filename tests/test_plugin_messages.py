@@ -1,0 +1,420 @@
+"""The messages adapter: a message the sender changes after handing it over.
+
+Each handover kind gets a buggy test (the sender changes the message after the
+handover, ordered so that the receiver cannot take it first: no sleeps) and the
+same test corrected (a copy sent), written as a user would, with no ini options.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import multiprocessing.queues
+import pickle
+import queue
+import threading
+
+import pytest
+from aliascheck.plugins.messages import aliascheck_install
+
+from aliascheck.config import Options
+
+# A worker thread that raised (an aliascheck wrapper that broke the user's thread) fails the run.
+RUN = ("--aliascheck", "-p", "no:cacheprovider", "-W", "error::pytest.PytestUnhandledThreadExceptionWarning")
+
+
+def _literal(text: str) -> str:
+    """*text* as an fnmatch pattern matching itself (brackets are character classes there)."""
+    return text.replace("[", "[[]")
+
+
+def _flags(result: pytest.RunResult, test: str, verb: str, change: str, fix: str, owner: str) -> None:
+    """*test* failed with one message bug: the sender's line, the change, the channel, the fix."""
+    result.stdout.fnmatch_lines([
+        f"E   aliascheck.errors.AliasFinding: {test} (*.py:*) sent a message it changed after {verb}: "
+        + _literal(change),
+    ])
+    result.stdout.fnmatch_lines([f"*owner:    {owner}*", f"*fix:      *.py:*: {fix}"])
+
+
+def test_queue_queue_a_change_after_put_is_the_senders(pytester):
+    pytester.makepyfile(test_q="""
+        import queue
+        import threading
+
+        def consume(q, got):
+            got.append(q.get())
+
+        def test_buggy():
+            q, got = queue.Queue(), []
+            msg = {"step": 1}
+            q.put(msg)
+            msg["step"] = 2  # the consumer has not started: it gets the changed message
+            t = threading.Thread(target=consume, args=(q, got))
+            t.start()
+            t.join()
+            assert got == [{"step": 2}]
+
+        def test_fixed():
+            q, got = queue.Queue(), []
+            msg = {"step": 1}
+            q.put(dict(msg))
+            msg["step"] = 2
+            t = threading.Thread(target=consume, args=(q, got))
+            t.start()
+            t.join()
+            assert got == [{"step": 1}]
+    """)
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=1, failed=1)
+    _flags(result, "test_buggy", "put", "['step']: 1 -> 2", "put a copy, or do not change it after put",
+           "queue.Queue (Queue#1)")
+    result.stdout.fnmatch_lines(["*seen by:  the receiver taking the message*(1)"])
+
+
+def test_a_message_never_received_is_judged_at_teardown(pytester):
+    pytester.makepyfile(test_q="""
+        import queue
+
+        def test_buggy():
+            q = queue.LifoQueue()
+            batch = [1, 2]
+            q.put_nowait(batch)  # put_nowait calls put: the user's line is this one
+            batch.append(3)
+
+        def test_fixed():
+            q = queue.LifoQueue()
+            batch = [1, 2]
+            q.put_nowait(list(batch))
+            batch.append(3)
+    """)
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=1, failed=1)
+    _flags(result, "test_buggy", "put", "<root>: list grew from 2 to 3 items (appended 3)",
+           "put a copy, or do not change it after put", "queue.Queue (LifoQueue#1)")
+    result.stdout.fnmatch_lines(["*seen by:  teardown*(1)", "*handover: test_q.py:6"])
+
+
+def test_simple_queue_a_change_after_put_is_the_senders(pytester):
+    pytester.makepyfile(test_sq="""
+        import queue
+        from queue import SimpleQueue  # bound at collection, before the adapter is installed
+
+        def test_buggy():
+            q = SimpleQueue()
+            msg = {"rows": [1]}
+            q.put(msg)
+            msg["rows"].append(2)
+            assert q.get() == {"rows": [1, 2]}
+
+        def test_fixed():
+            q = queue.SimpleQueue()
+            msg = {"rows": [1]}
+            q.put({"rows": list(msg["rows"])})
+            msg["rows"].append(2)
+            assert q.get() == {"rows": [1]}
+
+        def test_still_the_stdlib_type():
+            import _queue
+            assert isinstance(_queue.SimpleQueue(), queue.SimpleQueue)
+            assert isinstance(queue.SimpleQueue(), _queue.SimpleQueue)
+    """)
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=2, failed=1)
+    _flags(result, "test_buggy", "put", "['rows']: list grew from 1 to 2 items (appended 2)",
+           "put a copy, or do not change it after put", "queue.SimpleQueue (SimpleQueue#1)")
+
+
+def test_thread_pool_submit_a_change_before_the_work_item_starts_is_the_senders(pytester):
+    pytester.makepyfile(test_tpe="""
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        def total(params):
+            return sum(params["weights"])
+
+        def run(copy):
+            gate = threading.Event()
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                pool.submit(gate.wait)  # the only worker is busy until the gate opens
+                params = {"weights": [1, 2]}
+                future = pool.submit(total, dict(params, weights=list(params["weights"])) if copy else params)
+                params["weights"].append(3)
+                gate.set()
+                return future.result()
+
+        def test_buggy():
+            assert run(copy=False) == 6
+
+        def test_fixed():
+            assert run(copy=True) == 3
+    """)
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        _literal("E   aliascheck.errors.AliasFinding: run (test_tpe.py:12) sent a message it changed after "
+        "submit: args[0]['weights']: list grew from 2 to 3 items (appended 3)"),
+        "*owner:    concurrent.futures.ThreadPoolExecutor.submit (total)",
+        "*fix:      test_tpe.py:12: submit a copy, or do not change it after submit",
+    ])
+
+
+def test_thread_args_a_change_before_start_is_the_senders(pytester):
+    pytester.makepyfile(test_thread="""
+        import threading
+
+        def record(params, seen):
+            seen.append(params["shard"])
+
+        def start_all(copy):
+            seen, threads, params = [], [], {"shard": 0}
+            for shard in range(3):
+                params["shard"] = shard  # one dict reused for every thread
+                threads.append(threading.Thread(target=record, args=(dict(params) if copy else params, seen)))
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            return sorted(seen)
+
+        def test_buggy():
+            assert start_all(copy=False) == [2, 2, 2]
+
+        def test_fixed():
+            assert start_all(copy=True) == [0, 1, 2]
+    """)
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        _literal("E   aliascheck.errors.AliasFinding: start_all (test_thread.py:10) sent a message it changed "
+        "after Thread(args=...): args[0]['shard']: 0 -> 2"),
+        "*owner:    threading.Thread (record)",
+        "*fix:      test_thread.py:10: pass a copy in args/kwargs, or do not change it before the thread starts",
+    ])
+
+
+def test_pickle_out_of_band_buffer_changed_between_dumps_and_loads(pytester):
+    pytester.makepyfile(test_oob="""
+        import pickle
+
+        def send_and_receive(change_before_loads):
+            frame = bytearray(b"abcd")
+            buffers = []
+            data = pickle.dumps(pickle.PickleBuffer(frame), protocol=5, buffer_callback=buffers.append)
+            if change_before_loads:
+                frame[0] = ord("X")  # the buffer views the producer's memory until loads
+            received = bytes(pickle.loads(data, buffers=buffers))
+            frame[1] = ord("Y")  # after loads: the receiver has what it got
+            return received
+
+        def test_buggy():
+            assert send_and_receive(change_before_loads=True) == b"Xbcd"
+
+        def test_fixed():
+            assert send_and_receive(change_before_loads=False) == b"abcd"
+
+        def test_in_band_is_never_recorded():
+            frame = bytearray(b"abcd")
+            data = pickle.dumps(frame, protocol=5)
+            frame[0] = ord("X")
+            assert pickle.loads(data) == b"abcd"
+    """)
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([
+        "E   aliascheck.errors.AliasFinding: send_and_receive (test_oob.py:6) sent a message it changed "
+        "after dumps: <buffer>: the 4 bytes the out-of-band buffer views changed after dumps",
+        "*owner:    pickle.dumps (PickleBuffer)",
+        "*fix:      test_oob.py:6: do not change an out-of-band buffer before loads, or pickle it in-band",
+    ])
+
+
+def test_a_receiver_changing_what_it_received_is_not_a_finding(pytester):
+    pytester.makepyfile(test_recv="""
+        import queue
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        def edit(msg):
+            msg["seen"] = True
+            return msg
+
+        def test_queue_receiver_edits():
+            q = queue.Queue()
+            q.put({"seen": False})
+            msg = q.get()
+            msg["seen"] = True
+
+        def test_thread_receiver_edits_its_args():
+            msg = {"seen": False}
+            t = threading.Thread(target=edit, args=(msg,))
+            t.start()
+            t.join()
+            assert msg["seen"]
+
+        def test_pool_tasks_append_to_one_results_list():
+            results, gate = [], threading.Event()
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                pool.submit(gate.wait)
+                for i in range(3):  # each task appends to the list the next one is given
+                    pool.submit(results.append, i)
+                gate.set()
+            assert results == [0, 1, 2]
+
+        def test_queue_given_to_a_thread_fills_up():
+            q, out = queue.Queue(), []
+            worker = threading.Thread(target=lambda q: out.append(q.get()), args=(q,))
+            q.put([1])  # the queue handed to the thread changes: that is what it is for
+            worker.start()
+            worker.join()
+            assert out == [[1]]
+
+        def test_executor_work_edits_its_argument():
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                assert pool.submit(edit, {"seen": False}).result() == {"seen": True}
+    """)
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(["aliascheck: 5 tests, * 0 warnings, 0 unverifiable"])
+    result.stdout.no_fnmatch_line("*aliascheck [[]*")
+
+
+def test_messages_are_not_recorded_without_the_flag_or_from_library_code(pytester):
+    pytester.makepyfile(test_plain="""
+        import queue
+        from multiprocessing.pool import ThreadPool
+
+        import aliascheck.plugins.messages as messages
+
+        def test_without_the_flag():
+            q = queue.Queue()
+            msg = {"step": 1}
+            q.put(msg)
+            msg["step"] = 2
+            assert not messages._received
+
+        def test_a_librarys_own_queues():
+            with ThreadPool(1) as pool:  # its task queue is a queue.SimpleQueue, fed by the stdlib
+                assert pool.apply_async(sorted, ([3, 1],)).get(timeout=30) == [1, 3]
+    """)
+    pytester.runpytest("-p", "no:cacheprovider", "-k", "without").assert_outcomes(passed=1)
+    result = pytester.runpytest(*RUN, "-k", "library")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["aliascheck: 1 tests, 0 handovers recorded, *"])
+
+
+PROCESSES = """
+    import multiprocessing
+    import pickle
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+
+    import pytest
+
+    UNPICKLABLE = lambda: 1  # noqa: E731  a lambda pickles by name, and has none
+
+    def total(params):
+        return sum(params["weights"])
+
+    def test_mp_queue_buggy():
+        q = multiprocessing.Queue()
+        msg = {"step": 1}
+        q.put(msg)
+        msg["step"] = 2  # sent changed or not, depending on the feeder thread
+        assert q.get(timeout=30)["step"] in (1, 2)
+        q.close()
+        q.join_thread()
+
+    def test_mp_queue_fixed():
+        q = multiprocessing.Queue()
+        msg = {"step": 1}
+        q.put(dict(msg))
+        msg["step"] = 2
+        got = q.get(timeout=30)
+        got["step"] = 4  # the receiver's copy is its own
+        assert msg == {"step": 2}
+        q.close()
+        q.join_thread()
+
+    def test_process_pool_buggy():
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            params = {"weights": [1, 2]}
+            future = pool.submit(total, params)
+            params["weights"].append(3)
+            assert future.result(timeout=60) in (3, 6)
+
+    def test_process_pool_fixed():
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            params = {"weights": [1, 2]}
+            future = pool.submit(total, {"weights": list(params["weights"])})
+            params["weights"].append(3)
+            assert future.result(timeout=60) == 3
+
+    def test_unpicklable_message_is_unverifiable(capsys):
+        q = multiprocessing.Queue()
+        q.put({"lock": threading.Lock()})
+        q.close()
+        q.join_thread()  # the feeder printed its error, as without aliascheck
+        assert "TypeError: cannot pickle '_thread.lock' object" in capsys.readouterr().err
+
+    def test_the_users_pickling_error_surfaces_unchanged():
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            with pytest.raises(pickle.PicklingError, match="Can't pickle <function <lambda>"):
+                pool.submit(total, {"weights": UNPICKLABLE}).result(timeout=60)
+        with pytest.raises(pickle.PicklingError, match="Can't pickle <function <lambda>"):
+            pickle.dumps(UNPICKLABLE, protocol=5, buffer_callback=list().append)
+"""
+
+
+def test_multiprocessing_queue_and_process_pool(pytester):
+    """Pickled later: a change after put/submit is the sender's whenever the feeder ran (judged at feed and at
+    teardown); an unpicklable message is an unverifiable note, and the user's error is theirs, unchanged."""
+    pytester.makepyfile(test_mp=PROCESSES)
+    result = pytester.runpytest_subprocess(*RUN, "--aliascheck-report=report.json")
+    result.assert_outcomes(passed=4, failed=2)
+    result.stdout.fnmatch_lines([
+        _literal("E   aliascheck.errors.AliasFinding: test_mp_queue_buggy (test_mp.py:16) sent a message"
+        " it changed after put: ['step']: 1 -> 2"),
+    ])
+    result.stdout.fnmatch_lines([
+        _literal("E   aliascheck.errors.AliasFinding: test_process_pool_buggy (test_mp.py:*) sent a"
+        " message it changed after submit: args[0]['weights']: list grew from 2 to 3 items (appended 3)"),
+    ])
+    result.stdout.fnmatch_lines([
+        "*fix:      test_mp.py:16: put a copy, or do not change it after put (the feeder thread pickles it later)",
+    ])
+    result.stdout.fnmatch_lines([
+        "*fix:      test_mp.py:*: submit a copy, or do not change it after submit (it is pickled later)",
+    ])
+    result.stdout.fnmatch_lines(["aliascheck: 6 tests, * 2 bugs (2 occurrences in 2 tests), 0 warnings, "
+                                 "2 unverifiable"])
+    # Two notes: the lock (seen at put, with its path) and the lambda (seen when the feeder failed to pickle it).
+    report = json.loads((pytester.path / "report.json").read_text())
+    notes = {(f["owner"], f["path"], f["check"]): f["before"]
+             for f in report["findings"] if f["kind"] == "unverifiable"}
+    assert notes.keys() == {("multiprocessing.Queue", "['lock']", "send"),
+                            ("concurrent.futures.ProcessPoolExecutor.submit", "<message>", "feed")}
+    assert notes[("concurrent.futures.ProcessPoolExecutor.submit", "<message>", "feed")].startswith(
+        "PicklingError: Can't pickle <function <lambda>")
+
+
+def test_install_nests_keeps_signatures_and_undoes_everything():
+    targets = [(queue.Queue, "put"), (queue.Queue, "get"), (multiprocessing.queues.Queue, "put"),
+               (threading.Thread, "__init__"), (pickle, "dumps"), (pickle, "loads")]
+    before = {(t, n): getattr(t, n) for t, n in targets}
+    simple = queue.SimpleQueue
+    outer = aliascheck_install(Options(enabled=True))
+    inner = aliascheck_install(Options(enabled=True))  # pytester runs pytest inside pytest
+    try:
+        for t, n in targets:
+            assert getattr(t, n) is not before[(t, n)]
+            assert inspect.signature(getattr(t, n)) == inspect.signature(before[(t, n)])
+        made = queue.SimpleQueue()
+        assert made.__class__ is not simple and isinstance(made, simple) and isinstance(simple(), queue.SimpleQueue)
+        inner()
+        assert queue.Queue.put is not before[(queue.Queue, "put")]  # the outer install still stands
+    finally:
+        inner()  # an undo runs once
+        outer()
+    assert {(t, n): getattr(t, n) for t, n in targets} == before
+    assert queue.SimpleQueue is simple
