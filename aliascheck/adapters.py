@@ -30,13 +30,18 @@ BUNDLED = {
     "messages": ("aliascheck.plugins.messages", None),
     "caches": ("aliascheck.plugins.caches", None),
 }
+# Not started in a child process: their install costs a child ~40 ms of start-up (messages
+# imports multiprocessing.queues and concurrent.futures.process; caches rescans the project's
+# modules), and children rarely pass messages or keep caches the test could see.
+PARENT_ONLY = frozenset({"messages", "caches"})
 
 
 class Adapters:
     """*plugins*: third-party adapters as ``(name, "module:attr")``, when the caller knows them
     already (a child process gets its session's list, not an entry-point scan)."""
 
-    def __init__(self, options: Options, plugins: Sequence[tuple[str, str]] | None = None) -> None:
+    def __init__(self, options: Options, plugins: Sequence[tuple[str, str]] | None = None,
+                 child: bool = False) -> None:
         self.options = options
         self.pm = pluggy.PluginManager("aliascheck")
         self.pm.add_hookspecs(hookspecs)
@@ -48,7 +53,7 @@ class Adapters:
         if "all" in off:
             return
         for name, (module, requires) in BUNDLED.items():
-            if name not in off:
+            if name not in off and not (child and name in PARENT_ONLY):
                 self.pending[name] = (module, requires, None)
         if plugins is None:
             from importlib.metadata import entry_points  # ~20 ms: not in a child's start-up

@@ -52,9 +52,10 @@ def start() -> None:
         return
     from .session import Session
 
-    session = Session(options, plugins=plugins)
+    session = Session(options, plugins=plugins, child=True)
     session.start(children=False)
     if _begin(session, directory, os.environ.get(TEST_ENV) or None):
+        session.adapters.refresh()  # what needs no framework (generic), and frameworks imported already
         session.adapters.watch_imports()
         atexit.register(finish)
     else:

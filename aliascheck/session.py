@@ -19,10 +19,10 @@ from .spool import Spool
 
 
 class Session:
-    def __init__(self, options: Options, plugins: list[tuple[str, str]] | None = None) -> None:
+    def __init__(self, options: Options, plugins: list[tuple[str, str]] | None = None, child: bool = False) -> None:
         self.options = options
         self.ledger = Ledger(Settings(ignore=options.ignore, strict=options.strict))
-        self.adapters = Adapters(options, plugins)
+        self.adapters = Adapters(options, plugins, child)
         self.spool: Spool | None = None  # the children's findings (a pytest session's)
         self.discovery = Discovery(options.discover, options.roots or (os.getcwd(),))
         self.findings: list[Finding] = []

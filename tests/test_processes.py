@@ -76,7 +76,8 @@ def test_each_start_method_checks_its_children(pytester: pytest.Pytester) -> Non
         result.stdout.fnmatch_lines([f"FAILED *test_process[[]buggy-{method}[]]*"])
         result.stdout.fnmatch_lines([f"*process:  pid *, {name}-*"])
     result.stdout.fnmatch_lines(["*change:   [[]'seen'[]]    list grew from 1 to 2 items (appended 2)*"])
-    result.stdout.fnmatch_lines(["aliascheck: 6 tests, 6 handovers recorded, * checked: 1 bug (3 occurrences in 3 tests)*"])
+    result.stdout.fnmatch_lines(
+        ["aliascheck: 6 tests, 6 handovers recorded, * checked: 1 bug (3 occurrences in 3 tests)*"])
     assert "fixed" not in "".join(line for line in result.outlines if line.startswith("FAILED"))
 
 

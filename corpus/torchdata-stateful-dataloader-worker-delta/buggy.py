@@ -1,4 +1,5 @@
-"""A dataset's state_dict() returns its live dict: in a StatefulDataLoader worker its growth never reaches the checkpoint.
+"""A dataset's state_dict() returns its live dict: in a StatefulDataLoader worker, its growth never
+reaches the checkpoint.
 
 The worker sends only what changed since the last snapshot (torchdata's _IncrementalState.generate_delta
 compares the new state's leaves with the previous state's). The live list is the previous leaf too, so it

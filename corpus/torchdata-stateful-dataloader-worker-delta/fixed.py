@@ -1,4 +1,5 @@
-"""The dataset's state_dict() returns a copy: the StatefulDataLoader worker's delta carries its growth to the checkpoint."""
+"""The dataset's state_dict() returns a copy: the StatefulDataLoader worker's delta carries its growth
+to the checkpoint."""
 
 from torch.utils.data import IterableDataset
 from torchdata.stateful_dataloader import StatefulDataLoader
