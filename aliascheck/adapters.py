@@ -17,6 +17,7 @@ import pluggy
 import aliascheck.hookspecs as hookspecs
 
 from .config import Options
+from .errors import UsageError
 
 ENTRY_POINT_GROUP = "aliascheck.plugins"
 
@@ -78,7 +79,16 @@ class Adapters:
                 self.problems.append(f"adapter {name!r} not loaded: {exc}; pip install 'aliascheck[{name}]'")
                 continue
             self.pm.register(plugin, name=name)
-            undo = plugin.aliascheck_install(options=self.options) if hasattr(plugin, "aliascheck_install") else None
+            try:
+                undo = plugin.aliascheck_install(options=self.options) if hasattr(plugin, "aliascheck_install") \
+                    else None
+            except UsageError:  # the user's configuration (a bad aliascheck_stateful line): theirs to fix
+                self.pm.unregister(name=name)
+                raise
+            except Exception as exc:  # an adapter's own bug: the run goes on without it, and says so
+                self.pm.unregister(name=name)
+                self.problems.append(f"adapter {name!r} not installed: {type(exc).__name__}: {exc}")
+                continue
             if undo is not None:
                 self._undos.append(undo)
             self.installed.append(name)

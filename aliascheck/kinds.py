@@ -63,6 +63,7 @@ CHECKS: dict[str, str] = {
     "send": "the message as it was sent (put, submit, Thread(args=...), dumps)",
     "receive": "the receiver taking the message (get, the thread or work item starting, loads)",
     "feed": "the feeder thread pickling the message",
+    "sync": "the sender's next receive (a reply, a result): it may change the message after that",
     "cache-hit": "a later call of the cache, handing the value out again",
     "cache": "teardown (or the instance's death): the cached value against what was handed out",
     "copy": "the death of a shallow copy or of its original",

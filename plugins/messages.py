@@ -120,7 +120,8 @@ def _forked() -> None:
 class _Message:
     """One message as the sender handed it over."""
 
-    __slots__ = ("key", "obj", "fp", "led", "owner", "label", "code", "line", "thread", "call", "flagged", "exclude")
+    __slots__ = ("key", "obj", "fp", "led", "owner", "label", "code", "line", "thread", "call", "flagged", "exclude",
+                 "fed")
 
     def __init__(self, key: Any, obj: Any, fp: Any, led: Any, owner: str, label: str, code: Any, line: int,
                  thread: threading.Thread, call: bool) -> None:
@@ -136,6 +137,7 @@ class _Message:
         self.call = call  # obj is (args, kwargs): paths read args[0]..., kwargs['x']...
         self.flagged = False
         self.exclude: tuple[str, ...] = ()  # paths not judged: parts that hold a lock (shared by design)
+        self.fed = False  # a pickled channel's feeder has pickled it: the receiver may have it now
 
     @property
     def site(self) -> str:
@@ -440,9 +442,50 @@ def _get(original: Any) -> Any:
         item = original(self, block, timeout)
         if _received and type(item) not in _ATOMS:
             _receive(item)
+        if _pickled:
+            _synchronized()
         return item
 
     return get
+
+
+def _synchronized() -> None:
+    """This thread received something (a reply, a result): its pickled messages are judged now, and
+    those the feeder has pickled become the receiver's.
+
+    A sender may change what it sent once it knows the receiver has it: ``submit(work, cfg).result()``
+    then ``cfg["n"] = 2``, or a ``put`` answered on another queue. Receiving anything after the send
+    is that knowledge; a change made before it is the race, whatever the feeder's timing.
+    Never raises.
+    """
+    try:
+        me = threading.current_thread()
+        with _lock:
+            mine = [msg for msg in _pickled.values() if msg.thread is me]
+        for msg in mine:
+            if not msg.flagged:
+                _judge(msg, "sync")
+            if msg.fed or msg.flagged:
+                with _lock:
+                    if _pickled.get(id(msg.key)) is msg:
+                        del _pickled[id(msg.key)]
+    except Exception as exc:  # pragma: no cover - aliascheck's own bug must not break the receive
+        led = _ledger.current
+        if led is not None:
+            _internal(led, MP_QUEUE, exc)
+
+
+def _synchronizing(original: Any) -> Any:
+    """A receiving call (``multiprocessing.Queue.get``, ``Future.result``, ``Connection.recv``)."""
+
+    @functools.wraps(original)
+    def receive(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        if _pickled:
+            _synchronized()
+        return result
+
+    return receive
 
 
 def _put_nowait(original: Any) -> Any:
@@ -541,6 +584,7 @@ def _feeding(original: Any) -> Any:
 
 def _fed(msg: _Message, data: Any) -> None:
     """The feeder pickled *msg* as *data*: the same bytes as at put (a flat message) is no change."""
+    msg.fed = True
     if msg.flagged:
         return
     if data is not None and type(msg.fp) is bytes and data == msg.fp:
@@ -798,6 +842,9 @@ def _patch() -> list[Callable[[], None]]:
         patch(queue, "SimpleQueue", _simple_queue),
         patch(_mq.Queue, "put", _mp_put),
         patch(_mq.JoinableQueue, "put", _mp_put),
+        patch(_mq.Queue, "get", _synchronizing),
+        patch(_mp_connection._ConnectionBase, "recv", _synchronizing),
+        patch(_cf_base.Future, "result", _synchronizing),
         patch(_mq, "_ForkingPickler", _feeding),
         patch(_cf_thread._WorkItem, "__init__",
               functools.partial(_work_item, store=_received, owner=THREAD_POOL, skip=_THREAD_POOL_FILES,

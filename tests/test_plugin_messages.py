@@ -12,6 +12,7 @@ import json
 import multiprocessing.queues
 import pickle
 import queue
+import textwrap
 import threading
 
 import pytest
@@ -396,6 +397,66 @@ def test_multiprocessing_queue_and_process_pool(pytester):
                             ("concurrent.futures.ProcessPoolExecutor.submit", "<message>", "feed")}
     assert notes[("concurrent.futures.ProcessPoolExecutor.submit", "<message>", "feed")].startswith(
         "PicklingError: Can't pickle <function <lambda>")
+
+
+SYNCHRONIZED = """
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+
+    def work(cfg):
+        return cfg["n"] * 2
+
+
+    def echo(q_in, q_out):
+        while (item := q_in.get()) is not None:
+            q_out.put(item["n"])
+
+
+    def test_result_then_change():
+        with ProcessPoolExecutor(1, mp_context=mp.get_context("fork")) as ex:
+            cfg = {"n": 1}
+            assert ex.submit(work, cfg).result() == 2
+            cfg["n"] = 2  # the worker has had it: the result says so
+            assert ex.submit(work, cfg).result() == 4
+
+
+    def test_reply_then_change():
+        ctx = mp.get_context("fork")
+        q_in, q_out = ctx.Queue(), ctx.Queue()
+        p = ctx.Process(target=echo, args=(q_in, q_out))
+        p.start()
+        msg = {"n": 1}
+        q_in.put(msg)
+        assert q_out.get(timeout=60) == 1
+        msg["n"] = 2  # answered: the receiver has it
+        q_in.put(msg)
+        assert q_out.get(timeout=60) == 2
+        q_in.put(None)
+        p.join(60)
+
+
+    def test_change_before_the_reply():
+        ctx = mp.get_context("fork")
+        q_in, q_out = ctx.Queue(), ctx.Queue()
+        p = ctx.Process(target=echo, args=(q_in, q_out))
+        p.start()
+        msg = {"n": 1}
+        q_in.put(msg)
+        msg["n"] = 2  # the feeder may not have pickled it yet: 1 or 2 is sent
+        q_out.get(timeout=60)
+        q_in.put(None)
+        p.join(60)
+"""
+
+
+def test_a_sender_may_change_a_message_once_it_has_received_a_reply(pytester):
+    """A pickled message is the sender's until the feeder pickled it and the sender received something
+    after the send (a result, a reply): a change before that is the race, after it is correct code."""
+    pytester.makepyfile(test_sync=textwrap.dedent(SYNCHRONIZED))
+    result = pytester.runpytest_subprocess(*RUN)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["FAILED *test_change_before_the_reply*"])
 
 
 def test_install_nests_keeps_signatures_and_undoes_everything():
