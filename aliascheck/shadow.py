@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -154,6 +155,23 @@ def decode(detail: bytes) -> Any:
     return ShadowUnpickler(io.BytesIO(detail)).load()
 
 
+_names: weakref.WeakKeyDictionary[type, str] = weakref.WeakKeyDictionary()
+
+
 def qualname_of(obj: Any) -> str:
+    """``module.Qualname`` of a class (remembered per class: every handover names its owners) or a function."""
+    if isinstance(obj, type):
+        try:
+            return _names[obj]
+        except KeyError:
+            pass
+        except TypeError:  # pragma: no cover - a type that cannot be weakly referenced
+            return _qualname(obj)
+        name = _names[obj] = _qualname(obj)
+        return name
+    return _qualname(obj)
+
+
+def _qualname(obj: Any) -> str:
     module = getattr(obj, "__module__", None) or "?"
     return f"{module}.{getattr(obj, '__qualname__', getattr(obj, '__name__', '?'))}"
