@@ -298,13 +298,16 @@ class Ledger:
 
         One level deep, by an id-set intersection at C speed; a long list is not looked into.
         """
+        if not self.records:
+            return
         if isinstance(obj, dict):
             values: Any = obj.values()
         elif isinstance(obj, (list, tuple)) and len(obj) <= 1024:
             values = obj
         else:
             return
-        for key in set(map(id, values)) & self.records.keys():
+        known = self.records.keys()
+        for key in set(filter(known.__contains__, map(id, values))):  # no set of every value's id
             prev = self.records[key]
             if not prev.flagged:
                 self._rehandover(prev, fingerprint(prev.obj), 0)
@@ -326,16 +329,21 @@ class Ledger:
         if not self.recording or os.getpid() != self.pid or state is None:
             return None
         now = fingerprint(state)  # the state as the load begins: the baseline of after_load too
-        parts = probe.reachable(state)
-        reached = dict(zip(map(id, parts), parts, strict=True))
-        # Set intersections run at C speed: only parts handed over before are looked at.
-        for key in reached.keys() & self.records.keys():
-            self.verify(reached[key], "reentry", now if key == id(state) else None)
-        back = [self.parts[key] for key in (reached.keys() - {id(state)}) & self.parts.keys()]
-        buffers = probe.buffer_types()
-        if buffers:
-            keys = map(probe.memory_key, (p for p in parts if isinstance(p, buffers)))
-            back += [self.parts[key] for key in keys if key in self.parts]
+        back: list[tuple[Record, int]] = []
+        if self.parts or any(key != id(state) for key in self.records):  # else nothing inside to find
+            parts = probe.reachable(state)
+            # Filters run at C speed: only parts handed over before are looked at. A record
+            # keeps its object, so an id found among the records' keys is that object's.
+            recorded, indexed = self.records.keys(), self.parts.keys()
+            for key in set(filter(recorded.__contains__, map(id, parts))):
+                self.verify(self.records[key].obj, "reentry", now if key == id(state) else None)
+            back = [self.parts[key] for key in set(filter(indexed.__contains__, map(id, parts))) - {id(state)}]
+            buffers = probe.buffer_types()
+            if buffers:
+                keys = map(probe.memory_key, (p for p in parts if isinstance(p, buffers)))
+                back += [self.parts[key] for key in keys if key in self.parts]
+        else:
+            self.verify(state, "reentry", now)
         again: dict[Record, set[int]] = {}
         for rec, part in back:
             again.setdefault(rec, set()).add(part)

@@ -190,6 +190,14 @@ def aliases(snapshot: Any, owner: Any, owner_name: str, depth: int = 3, limit: i
     ``gc.get_referents`` (atomic leaves dropped at C speed) and compared as id sets;
     paths are made only for what is shared.
     """
+    if is_mutable(snapshot):  # the live attribute itself (``return self.state``): named with no walk
+        try:
+            attrs = list(vars(owner).items())
+        except TypeError:
+            attrs = []
+        for name, value in attrs:
+            if value is snapshot:
+                return [("", f"{owner_name}.{name}")]
     live, buffers = _gather(owner, depth, objects=True)
     live.discard(id(owner))
     memory = _Memory()
