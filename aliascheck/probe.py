@@ -295,11 +295,16 @@ def extent(buffer: Any) -> tuple[str, int, int] | None:
     """(device, first byte, end byte) of the memory a tensor or array views; None if it has none."""
     try:
         if hasattr(buffer, "data_ptr"):  # torch.Tensor
-            if buffer.is_meta or buffer.numel() == 0:
+            size = buffer.nbytes
+            if not size or buffer.is_meta:
                 return None
             start = buffer.data_ptr()
+            index = buffer.get_device()  # -1 on the CPU; cheaper than str(buffer.device)
+            device = "cpu" if index < 0 else f"{buffer.device.type}:{index}"
+            if buffer.is_contiguous():
+                return device, start, start + size
             span = sum((n - 1) * st for n, st in zip(buffer.shape, buffer.stride(), strict=True)) + 1
-            return str(buffer.device), start, start + span * buffer.element_size()
+            return device, start, start + span * buffer.element_size()
         if buffer.size == 0:
             return None
         start = buffer.__array_interface__["data"][0]
