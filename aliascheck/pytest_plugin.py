@@ -174,6 +174,16 @@ class SessionPlugin:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         import aliascheck.jsonreport as jsonreport
 
+        # Children that outlived their test (a torchdata ParallelMapper's daemon workers): their
+        # findings are put on that test here, and fail the run as they would have failed it.
+        before = len(self.session.findings)
+        self.session.end_children()
+        late = [f for f in self.session.findings[before:] if f.severity == "error"]
+        if late and self.session.options.mode == "fail" and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            self.problems.append(f"{len(late)} finding(s) from child processes that outlived their test "
+                                 "(listed under 'aliascheck: bugs'): the run fails")
+
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: the controller merges and reports
             workeroutput["aliascheck"] = jsonreport.payload(self.session.stats, self.session.findings)

@@ -57,6 +57,16 @@ class Session:
         self.adapters.uninstall()
         pop(self.ledger)
 
+    def end_children(self, timeout: float = 5.0) -> list[Finding]:
+        """Before the session reports: daemonic workers still running are ended (their teardown
+        check runs first), and what every child found since the last test is taken."""
+        if self.spool is None:
+            return []
+        self.spool.end_daemons(timeout)
+        late = self._from_children(None)  # no test runs now: every finding is an earlier test's
+        self.findings += late
+        return [f for f in self.findings if f.process and f.test is not None]
+
     def fork(self) -> None:
         """In a forked child: a new ledger in place of the inherited one."""
         old = self.ledger

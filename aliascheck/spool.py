@@ -90,6 +90,26 @@ class Spool:
         if pid is not None:
             self._started[pid] = (getattr(process, "name", ""), weakref.ref(process))
 
+    def end_daemons(self, timeout: float) -> list[str]:
+        """Terminate the daemonic multiprocessing children still running, as multiprocessing's
+        exit handler would a moment later, so that their teardown checks (run on SIGTERM) reach
+        the spool before the session reports. Returns their names. Non-daemonic children are
+        left alone: the interpreter waits for them anyway."""
+        ended = []
+        for _name, ref in list(self._started.values()):
+            process = ref()
+            if process is None or not getattr(process, "daemon", False):
+                continue
+            try:
+                if process.is_alive():
+                    process.terminate()
+                    ended.append(process)
+            except (AssertionError, ValueError, OSError):  # not ours to wait for, or closed
+                continue
+        for process in ended:
+            process.join(timeout)
+        return [p.name for p in ended]
+
     # -- reading -----------------------------------------------------------
     def collect(self) -> list[Finding]:
         """The findings written since the last call, from every child's file."""

@@ -14,6 +14,15 @@ from aliascheck.config import Options
 from aliascheck.findings import Finding
 from aliascheck.spool import ENV, Spool
 
+try:  # imported here, outside pytester's sys.modules snapshot: torch cannot be imported twice in a process
+    import torchdata.nodes  # noqa: F401
+    import torchdata.stateful_dataloader  # noqa: F401
+
+    TORCHDATA = True
+except ImportError:  # pragma: no cover - the torchdata extra is not installed
+    TORCHDATA = False
+needs_torchdata = pytest.mark.skipif(not TORCHDATA, reason="needs aliascheck[torchdata]")
+
 RUN = ("--aliascheck", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning")
 
 COUNTER = """
@@ -154,6 +163,65 @@ def test_under_xdist_each_worker_reads_its_childrens_spools(pytester: pytest.Pyt
     assert all(f["process"].startswith("pid ") for f in report["findings"])
 
 
+PARALLEL_MAPPER = """
+    import pytest
+    from torchdata.nodes import IterableWrapper, Loader, ParallelMapper
+
+
+    class Stats:
+        def __init__(self, copying):
+            self.copying, self.state = copying, {"seen": []}
+
+        def state_dict(self):
+            return {"seen": list(self.state["seen"])} if self.copying else self.state
+
+        def load_state_dict(self, sd):
+            self.state = {"seen": list(sd["seen"])}
+
+
+    KEPT = []  # snapshots the map function keeps, in the worker
+
+
+    def step(x, copying):
+        s = Stats(copying)
+        s.state["seen"].append(x)
+        KEPT.append(s.state_dict())
+        s.state["seen"].append(x + 1)
+        return x
+
+
+    def buggy(x):
+        return step(x, False)
+
+
+    def fixed(x):
+        return step(x, True)
+
+
+    @pytest.mark.parametrize("fn", [buggy, fixed])
+    def test_process_mapper(fn):
+        node = ParallelMapper(IterableWrapper(range(4)), map_fn=fn, num_workers=1, method="process",
+                              multiprocessing_context="fork")
+        assert sorted(Loader(node)) == [0, 1, 2, 3]
+"""
+
+
+@needs_torchdata
+def test_parallel_mapper_process_workers_outliving_their_test(pytester: pytest.Pytester) -> None:
+    """torchdata's ParallelMapper(method="process") leaves daemon workers running after the test: they
+    are ended before the session reports, their findings go on the test that started them, and the run fails."""
+    pytester.makepyfile(test_mapper=textwrap.dedent(PARALLEL_MAPPER))
+    result = pytester.runpytest_subprocess(*RUN, "-W", "ignore::UserWarning")
+    result.assert_outcomes(passed=2)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([
+        "[[]mutation[]] test_mapper.Stats.state_dict * (in ForkProcess-*)",
+        "    test_mapper.py::test_process_mapper[[]buggy[]]",
+        "*finding(s) from child processes that outlived their test*",
+    ])
+    assert "test_process_mapper[fixed]" not in result.stdout.str()
+
+
 STATEFUL_DATALOADER = """
     import pytest
     from torch.utils.data import IterableDataset
@@ -189,9 +257,9 @@ STATEFUL_DATALOADER = """
 """
 
 
+@needs_torchdata
 def test_stateful_dataloader_worker_hands_out_live_state(pytester: pytest.Pytester) -> None:
     """The dataset's state_dict() in a StatefulDataLoader worker: flagged, naming the dataset, path and worker."""
-    pytest.importorskip("torchdata.stateful_dataloader")
     pytester.makepyfile(test_sdl=textwrap.dedent(STATEFUL_DATALOADER))
     result = pytester.runpytest_subprocess(*RUN, "-W", "ignore::UserWarning")
     result.assert_outcomes(passed=1, failed=1)
