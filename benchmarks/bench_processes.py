@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import compile_aliascheck
+
 HOOK = Path(__file__).resolve().parents[1] / "aliascheck" / "child.pth"
 
 LOADER = """
@@ -73,13 +75,7 @@ def _run(args: list[str], env: dict[str, str]) -> float:
 
 
 def child_start(rounds: int) -> tuple[float, float]:
-    # As installed: pip writes bytecode for a wheel, an editable install writes it at the first
-    # import. PYTHONDONTWRITEBYTECODE (set on some CI machines) would make every child compile
-    # aliascheck from source, ~20 ms that no installed copy pays: compile it once first.
-    import compileall
-
-    for package in ("aliascheck", "plugins"):
-        compileall.compile_dir(str(HOOK.parents[1] / package), quiet=1)
+    compile_aliascheck()  # as installed (see bytecode.py): ~20 ms of each child's start otherwise
     spool = tempfile.mkdtemp(prefix="aliascheck-bench-")
     plain = {k: v for k, v in os.environ.items() if k != "ALIASCHECK_CHILD"}
     checked = dict(plain, ALIASCHECK_CHILD=json.dumps({"spool": spool, "options": {"enabled": True},

@@ -45,6 +45,8 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
+from bytecode import compile_aliascheck
+
 GOAL = 1.10
 DESELECT = ["process"] + [f"large_sample_size_with_prefetcher_{i}" for i in (2, 5, 8)]
 DEFAULT_K = " and ".join(f"not {name}" for name in DESELECT)
@@ -131,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"options of the instrumented run (default {DEFAULT_ALIASCHECK!r}; "
                              "'--aliascheck --aliascheck-mode warn' lets the tests with findings run to the end)")
     args = parser.parse_args(argv)
+    compile_aliascheck()  # as installed: see bytecode.py
     rounds = 3 if args.quick else args.rounds
     suite = args.suite.resolve()
     if not (suite / "test" / "nodes").is_dir():
