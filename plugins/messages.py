@@ -112,7 +112,7 @@ def _forked() -> None:
     """A forked child sends its own messages: the parent's records are not its to judge."""
     global _pid
     _pid = os.getpid()
-    for table in (_received, _pickled, _buffers, _handed, _checks, _taken):
+    for table in (_received, _pickled, _buffers, _handed, _checks, _taken, _pending):
         table.clear()
 
 
@@ -121,7 +121,7 @@ class _Message:
     """One message as the sender handed it over."""
 
     __slots__ = ("key", "obj", "fp", "led", "owner", "label", "code", "line", "thread", "call", "flagged", "exclude",
-                 "fed")
+                 "fed", "synced")
 
     def __init__(self, key: Any, obj: Any, fp: Any, led: Any, owner: str, label: str, code: Any, line: int,
                  thread: threading.Thread, call: bool) -> None:
@@ -138,6 +138,7 @@ class _Message:
         self.flagged = False
         self.exclude: tuple[str, ...] = ()  # paths not judged: parts that hold a lock (shared by design)
         self.fed = False  # a pickled channel's feeder has pickled it: the receiver may have it now
+        self.synced = False  # judged at a receive of its sender's already
 
     @property
     def site(self) -> str:
@@ -153,6 +154,9 @@ class _Message:
 _received: dict[int, _Message] = {}
 _pickled: dict[int, _Message] = {}
 _buffers: dict[int, _Message] = {}
+# Pickled messages by the thread that sent them, for that thread's next receive: a list each, so
+# a receive looks at its own thread's messages, never at every message pending.
+_pending: dict[int, list[_Message]] = {}
 _lock = threading.Lock()
 # What was recorded and checked, per ledger, added to its counters at teardown: the ledger's own
 # note_handover()/note_checked() take its lock, too dear per message. next() on a count is atomic.
@@ -272,6 +276,9 @@ def _send(store: dict[int, _Message], key: Any, obj: Any, owner: str, label: Any
             if not earlier.flagged:  # it must not have changed since it was first sent
                 _judge(earlier, "handover", fp)
             return None
+        if store is _pickled:
+            with _lock:
+                _pending.setdefault(threading.get_ident(), []).append(msg)
         _count(led, owner)
         return msg
     except Exception as exc:  # aliascheck's own bug must never break the user's send
@@ -459,16 +466,22 @@ def _synchronized() -> None:
     Never raises.
     """
     try:
-        me = threading.current_thread()
         with _lock:
-            mine = [msg for msg in _pickled.values() if msg.thread is me]
+            mine = _pending.pop(threading.get_ident(), None)
+        if not mine:
+            return
         for msg in mine:
-            if not msg.flagged:
+            if _pickled.get(id(msg.key)) is not msg:  # judged at teardown, or the send raised
+                continue
+            if not (msg.flagged or msg.synced):  # once: a change later is the feeder's or teardown's to see
+                msg.synced = True
                 _judge(msg, "sync")
             if msg.fed or msg.flagged:
                 with _lock:
                     if _pickled.get(id(msg.key)) is msg:
                         del _pickled[id(msg.key)]
+            # Not fed yet: the receiver cannot have it. _fed puts it back on this thread's list,
+            # so the next receive after the feed hands it over (each message passes here twice at most).
     except Exception as exc:  # pragma: no cover - aliascheck's own bug must not break the receive
         led = _ledger.current
         if led is not None:
@@ -585,6 +598,9 @@ def _feeding(original: Any) -> Any:
 def _fed(msg: _Message, data: Any) -> None:
     """The feeder pickled *msg* as *data*: the same bytes as at put (a flat message) is no change."""
     msg.fed = True
+    if msg.synced and msg.thread.ident is not None:  # its sender's next receive hands it over
+        with _lock:
+            _pending.setdefault(msg.thread.ident, []).append(msg)
     if msg.flagged:
         return
     if data is not None and type(msg.fp) is bytes and data == msg.fp:
@@ -892,6 +908,12 @@ def aliascheck_teardown(ledger: Any) -> None:
         else:
             _judge(msg, "teardown")
     with _lock:
+        for ident, msgs in list(_pending.items()):
+            left = [m for m in msgs if m.led is not ledger]
+            if left:
+                _pending[ident] = left
+            else:
+                _pending.pop(ident, None)
         _opaque.difference_update([k for k in _opaque if k[0] == id(ledger)])
         _overflow.discard(id(ledger))
         _taken.pop(id(ledger), None)
