@@ -22,18 +22,15 @@ test's own thread, so findings land on the test that caused them.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import reprlib
 import threading
-import types
 import weakref
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import aliascheck.keepers as keepers
 import aliascheck.probe as probe
 import aliascheck.sites as sites
 
@@ -41,6 +38,7 @@ from .config import match
 from .findings import Finding, Handover
 from .fingerprint import Fingerprint, fingerprint
 from .kinds import LOAD_METHODS, STATE_METHODS, kind_of
+from .records import Record, Settings, Stats, weak
 from .shadow import qualname_of
 
 if TYPE_CHECKING:
@@ -51,54 +49,6 @@ MAX_TEXT = 200  # characters of a value shown in a finding
 SHARED_DEPTH = 8  # how deep a judged owner is walked for what its snapshot shares (a Loader's pipeline)
 SHARED_LIMIT = 1 << 16
 PRUNE_AT = 1024  # records kept before the first sweep for snapshots nobody holds any more
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    probe_aliases: bool = True
-    ignore: tuple[str, ...] = ()
-    strict: bool = False
-
-
-class Record:
-    __slots__ = ("handover", "obj", "fp", "owner", "owner_type", "nested", "always", "flagged", "aliases", "shares",
-                 "adopter")
-
-    def __init__(self, handover: Handover, obj: Any, fp: Fingerprint, owner: Any, always: bool) -> None:
-        self.handover = handover
-        self.obj = obj
-        self.fp = fp
-        self.owner = _weak(owner)
-        self.owner_type: type | None = None if isinstance(owner, str) else type(owner)
-        self.nested: list[tuple[int, str, str, type]] = []  # (id, owner name, label, type) of inner state_dicts
-        self.always = always  # judged whoever holds it (watched; a snapshot loaded into another node)
-        self.flagged = False
-        self.aliases: list[tuple[str, str]] = []  # what the probe found at this handover: warned about if unchanged
-        self.shares: list[tuple[str, str]] = []  # (snapshot path, live path) of its owner type: names a change
-        self.adopter: Any = None  # a weak reference to another node this very snapshot was loaded into
-
-
-def _weak(obj: Any) -> Any:
-    try:
-        return weakref.ref(obj)
-    except TypeError:
-        return lambda: None
-
-
-@dataclass
-class Stats:
-    handovers: int = 0
-    checked: int = 0
-    flagged: int = 0
-    unverifiable: int = 0
-    owners: Counter = field(default_factory=Counter)
-
-    def merge(self, other: Stats) -> None:
-        self.handovers += other.handovers
-        self.checked += other.checked
-        self.flagged += other.flagged
-        self.unverifiable += other.unverifiable
-        self.owners.update(other.owners)
 
 
 class Ledger:
@@ -158,7 +108,7 @@ class Ledger:
         it indexed stay followed. The sweep runs when the count doubles: amortised O(1).
         """
         for key, rec in list(self.records.items()):
-            if rec.always or rec.adopter is not None or self._held_elsewhere(rec, 0):
+            if rec.always or rec.adopter is not None or keepers.held_elsewhere(rec, 0):
                 continue
             del self.records[key]
         self._prune_at = max(PRUNE_AT, 2 * len(self.records))
@@ -177,7 +127,8 @@ class Ledger:
             # A risk is worth a warning only where no change was proven for that owner type.
             changed = {f.owner for f in self.findings if f.kind == "mutation"}
             for rec in self.records.values():
-                if rec.aliases and not rec.flagged and (rec.always or self._kept(rec)):  # a dropped one is no risk
+                # a dropped one is no risk
+                if rec.aliases and not rec.flagged and (rec.always or keepers.kept(self.records, rec)):
                     changed |= self._alias_findings(rec, changed)
                 rec.aliases = []
             out = list(self.findings)
@@ -315,7 +266,7 @@ class Ledger:
     def _rehandover(self, prev: Record, fp: Fingerprint, local_refs: int) -> None:
         if prev.flagged or prev.fp.digest == fp.digest:
             return
-        if self._kept(prev, local_refs) or self._part_kept(prev, fp):
+        if keepers.kept(self.records, prev, local_refs) or keepers.part_kept(self.records, prev, fp):
             self.stats.checked += 1
             self._judge(prev, fp, "handover")
         else:  # nobody kept the earlier snapshot: the new one is the baseline now
@@ -355,7 +306,7 @@ class Ledger:
                 # A handed-over snapshot loaded straight into another node (an optimizer's
                 # state_dict() transplanted, copy.copy through __getstate__/__setstate__): the
                 # parts that node kept are shared by two live owners, whoever else holds them.
-                known.adopter = _weak(node)
+                known.adopter = weak(node)
                 return now
             site, stack = sites.where()
             rec = Record(
@@ -465,87 +416,15 @@ class Ledger:
         with self.lock:
             records = list(self.records.values())
         for rec in records:
-            if rec.flagged or not (rec.always or rec.adopter is not None or self._held_elsewhere(rec, 0)):
+            if rec.flagged or not (rec.always or rec.adopter is not None or keepers.held_elsewhere(rec, 0)):
                 continue
             fp = fingerprint(rec.obj)
             with self.lock:  # a worker's re-handover may have judged it meanwhile
                 self.stats.checked += 1
                 if not rec.flagged and fp.digest != rec.fp.digest and (
-                        rec.always or rec.adopter is not None or self._kept(rec) or self._part_kept(rec, fp)):
+                        rec.always or rec.adopter is not None or keepers.kept(self.records, rec)
+                        or keepers.part_kept(self.records, rec, fp)):
                     self._judge(rec, fp, check)
-
-    def _held_elsewhere(self, rec: Record, local_refs: int) -> bool:
-        """A cheap first look: more references than the record, the caller and the owner hold."""
-        owner = rec.owner()
-        owner_refs = probe.references_from(owner, rec.obj) if owner is not None else 0
-        # Less the record's own reference, the caller's locals and the owner's attributes.
-        return probe.refcount(rec.obj) - 1 - local_refs - owner_refs > 0
-
-    def _kept(self, rec: Record, local_refs: int = 0) -> bool:
-        """Whether a container or object other than the owner keeps *rec*'s snapshot.
-
-        The reference count also counts locals of code running in other threads right
-        now (a fixed node's worker copying the snapshot it was just given): transient,
-        not a keeper. ``gc.get_referrers`` sees containers, attribute dicts and queues,
-        never a running function's locals; the locals of this thread's callers (a test
-        body holding ``state`` while it calls ``check_node``) are looked at directly.
-        Both scan, so they only confirm what would otherwise become a finding.
-        """
-        if not self._held_elsewhere(rec, local_refs):
-            return False
-        ignore = {id(r) for r in self.records.values()}  # the ledger's own references
-        owner = rec.owner()
-        if owner is not None:
-            with contextlib.suppress(TypeError):
-                attrs = vars(owner)
-                ignore.add(id(attrs))
-                ignore.update(id(v) for v in attrs.values() if isinstance(v, (dict, list, tuple)))
-        inside = {id(part) for r in self.records.values() if r is not rec for part in probe.reachable(r.obj)}
-        return self._held_by(rec.obj, ignore, inside, 6)
-
-    def _part_kept(self, rec: Record, fp: Fingerprint) -> bool:
-        """Whether a changed part of *rec*'s snapshot is kept outside it, though the snapshot is not.
-
-        A consumer that keeps the pieces rather than the whole: torchdata's
-        ``_IncrementalState`` flattens the dataset's ``state_dict()`` and keeps its leaves,
-        so a live list in it is compared with itself at the next snapshot and its growth
-        never reaches the checkpoint. Looked at only once a change is known.
-        """
-        from .diff import diff
-
-        changed = [c.path for c in diff(rec.fp, fp) if c.path]
-        if not changed:
-            return False
-        found = list(probe.parts(rec.obj, "", 8, False))
-        ignore = {id(r) for r in self.records.values()} | {id(part) for _, part in found}
-        owner = rec.owner()
-        if owner is not None:
-            with contextlib.suppress(TypeError):
-                ignore.add(id(vars(owner)))
-        for path, part in sorted(found, key=lambda e: -len(e[0])):
-            if path and isinstance(part, (dict, list, set, bytearray)) and any(c.startswith(path) for c in changed):
-                if self._held_by(part, ignore, set(), 4):
-                    return True
-        return False
-
-    def _held_by(self, obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
-        """Whether something outside the ledger and the owner holds *obj*.
-
-        A container that is part of another record's snapshot (a loaded checkpoint's
-        sub-dict inside the outer one) holds *obj* only if it is itself held: a caller
-        that dropped the whole checkpoint leaves the node that adopted a part of it as
-        the only holder, which is no finding.
-        """
-        if sites.held_by_callers(obj):
-            return True
-        for ref in gc.get_referrers(obj):
-            if id(ref) in ignore or isinstance(ref, types.FrameType):
-                continue
-            if id(ref) not in inside:
-                return True
-            if depth and self._held_by(ref, ignore | {id(obj)}, inside, depth - 1):
-                return True
-        return False
 
     def _judge(self, rec: Record, fp: Fingerprint, check: str, within: list[str] | None = None) -> bool:
         """Report what changed in *rec*'s snapshot (only under the paths *within*, if given)."""

@@ -1,0 +1,59 @@
+"""The ledger's data: its settings, one record per handover, and its counters."""
+
+from __future__ import annotations
+
+import weakref
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .findings import Handover
+from .fingerprint import Fingerprint
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    probe_aliases: bool = True
+    ignore: tuple[str, ...] = ()
+    strict: bool = False
+
+
+class Record:
+    __slots__ = ("handover", "obj", "fp", "owner", "owner_type", "nested", "always", "flagged", "aliases", "shares",
+                 "adopter")
+
+    def __init__(self, handover: Handover, obj: Any, fp: Fingerprint, owner: Any, always: bool) -> None:
+        self.handover = handover
+        self.obj = obj
+        self.fp = fp
+        self.owner = weak(owner)
+        self.owner_type: type | None = None if isinstance(owner, str) else type(owner)
+        self.nested: list[tuple[int, str, str, type]] = []  # (id, owner name, label, type) of inner state_dicts
+        self.always = always  # judged whoever holds it (watched; a snapshot loaded into another node)
+        self.flagged = False
+        self.aliases: list[tuple[str, str]] = []  # what the probe found at this handover: warned about if unchanged
+        self.shares: list[tuple[str, str]] = []  # (snapshot path, live path) of its owner type: names a change
+        self.adopter: Any = None  # a weak reference to another node this very snapshot was loaded into
+
+
+def weak(obj: Any) -> Any:
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda: None
+
+
+@dataclass
+class Stats:
+    handovers: int = 0
+    checked: int = 0
+    flagged: int = 0
+    unverifiable: int = 0
+    owners: Counter = field(default_factory=Counter)
+
+    def merge(self, other: Stats) -> None:
+        self.handovers += other.handovers
+        self.checked += other.checked
+        self.flagged += other.flagged
+        self.unverifiable += other.unverifiable
+        self.owners.update(other.owners)
