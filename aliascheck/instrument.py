@@ -11,8 +11,9 @@ no ledger is recording.
 from __future__ import annotations
 
 import functools
+import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -58,6 +59,37 @@ def undo_all(undos: Sequence[Callable[[], None]]) -> Callable[[], None]:
     def undo() -> None:
         for one in reversed(undos):
             one()
+
+    return undo
+
+
+def project_namespaces(in_scope: Callable[[str], bool]) -> Iterator[tuple[ModuleType, list[tuple[str, Any]]]]:
+    """Each module already imported from the project (*in_scope* of its file), with its names and values.
+
+    What adapters that patch a function rebind: a name a module took before the
+    install (``from functools import lru_cache``) still holds the original.
+    """
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not in_scope(file):
+            continue
+        try:
+            items = list(vars(module).items())
+        except TypeError:  # pragma: no cover - a module object without a namespace
+            continue
+        yield module, items
+
+
+def rebind(owner: Any, name: str, old: Any, new: Any) -> Callable[[], None]:
+    """Set ``owner.name`` (a module's or a class's) to *new*; the undo puts *old* back if *new* is still there."""
+    try:
+        setattr(owner, name, new)
+    except (AttributeError, TypeError):  # pragma: no cover - a read-only namespace
+        return lambda: None
+
+    def undo() -> None:
+        if vars(owner).get(name) is new:
+            setattr(owner, name, old)
 
     return undo
 

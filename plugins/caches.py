@@ -60,7 +60,7 @@ from aliascheck.diff import Change, diff
 from aliascheck.discovery import Discovery
 from aliascheck.fingerprint import Fingerprint, fingerprint
 from aliascheck.hookspecs import hookimpl
-from aliascheck.instrument import patch, undo_all
+from aliascheck.instrument import patch, project_namespaces, rebind, undo_all
 from aliascheck.shadow import qualname_of
 
 REQUIRES = None
@@ -622,23 +622,16 @@ def _scan(in_scope: Callable[[str], bool]) -> list[Callable[[], None]]:
     names[id(_CACHED_PROPERTY)] = functools.cached_property
     made: dict[int, Any] = {}
     undos = []
-    for module in list(sys.modules.values()):
-        file = getattr(module, "__file__", None)
-        if not isinstance(file, str) or not in_scope(file):
-            continue
-        try:
-            items = list(vars(module).items())
-        except TypeError:  # pragma: no cover - a module object without a namespace
-            continue
+    for module, items in project_namespaces(in_scope):
         for name, value in items:
             new = names.get(id(value)) or _replacement(value, made)
             if new is not None and new is not value:
-                undos.append(_rebind(module, name, value, new))
+                undos.append(rebind(module, name, value, new))
             if isinstance(value, type) and value.__module__ == module.__name__:
                 for attr, member in list(vars(value).items()):
                     new = _replacement(member, made)
                     if new is not None:
-                        undos.append(_rebind(value, attr, member, new))
+                        undos.append(rebind(value, attr, member, new))
     return undos
 
 
@@ -652,19 +645,6 @@ def _replacement(value: Any, made: dict[int, Any]) -> Any:
     if type(value) is _CACHED_PROPERTY and _in_scope(getattr(value, "func", None)):
         return made.setdefault(id(value), _watched_property(value))
     return None
-
-
-def _rebind(owner: Any, name: str, old: Any, new: Any) -> Callable[[], None]:
-    try:
-        setattr(owner, name, new)
-    except (AttributeError, TypeError):  # pragma: no cover - a read-only namespace
-        return lambda: None
-
-    def undo() -> None:
-        if vars(owner).get(name) is new:
-            setattr(owner, name, old)
-
-    return undo
 
 
 @hookimpl

@@ -47,7 +47,6 @@ import multiprocessing.queues as _mq
 import os
 import pickle
 import queue
-import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -93,7 +92,7 @@ from aliascheck.plugins.message_log import (
 import aliascheck.ledger as _ledger
 from aliascheck.discovery import Discovery
 from aliascheck.hookspecs import hookimpl
-from aliascheck.instrument import patch, undo_all
+from aliascheck.instrument import patch, project_namespaces, rebind, undo_all
 
 
 # -- queue.Queue, queue.SimpleQueue ----------------------------------------------
@@ -410,29 +409,12 @@ def _rebind_imported(in_scope: Callable[[str], bool]) -> list[Callable[[], None]
     watched = (queue.SimpleQueue, pickle.dumps, pickle.dump, pickle.loads, pickle.load)
     ours = {id(new.__aliascheck_original__): new for new in watched if hasattr(new, "__aliascheck_original__")}
     undos = []
-    for module in list(sys.modules.values()):
-        file = getattr(module, "__file__", None)
-        if not isinstance(file, str) or not in_scope(file):
-            continue
-        try:
-            items = list(vars(module).items())
-        except TypeError:  # pragma: no cover - a module object without a namespace
-            continue
+    for module, items in project_namespaces(in_scope):
         for name, value in items:
             new = ours.get(id(value))
             if new is not None and new.__aliascheck_original__ is value:
-                undos.append(_rebind(module, name, value, new))
+                undos.append(rebind(module, name, value, new))
     return undos
-
-
-def _rebind(module: Any, name: str, old: Any, new: Any) -> Callable[[], None]:
-    setattr(module, name, new)
-
-    def undo() -> None:
-        if vars(module).get(name) is new:
-            setattr(module, name, old)
-
-    return undo
 
 
 def _patch() -> list[Callable[[], None]]:
