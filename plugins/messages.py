@@ -89,28 +89,33 @@ from aliascheck.plugins.message_log import (
     _unsend,
 )
 
-import aliascheck.ledger as _ledger
 from aliascheck.discovery import Discovery
 from aliascheck.hookspecs import hookimpl
 from aliascheck.instrument import patch, project_namespaces, rebind, undo_all
 
 
 # -- queue.Queue, queue.SimpleQueue ----------------------------------------------
-def _put(original: Any, owner: str, skip: frozenset[str]) -> Any:
-    """``put(item, block=True, timeout=None)`` of an in-process queue: judged when received."""
+def _recorder(kind: type, obj: Any) -> Any:
+    """The ledger to record a mutable message *obj* in, or None (dormant, a forked child, a channel or lock)."""
+    led = _recording()
+    return None if led is None or _skipped(kind, obj) else led
+
+
+def _put(original: Any, owner: str, skip: frozenset[str], store: dict[int, _Message] = _received) -> Any:
+    """``put(item, block=True, timeout=None)``: an in-process queue's item is judged when received; a
+    ``multiprocessing.Queue``'s (*store* ``_pickled``) until its sender's next receive or teardown."""
 
     @functools.wraps(original)
     def put(self: Any, item: Any, block: bool = True, timeout: float | None = None) -> Any:
         kind = type(item)
-        if (kind in _ATOMS or (kind is tuple and _ATOMS.issuperset(map(type, item)))
-                or (led := _ledger.current) is None or not led.recording or led.pid != message_log._pid
-                or _skipped(kind, item)):
+        if kind in _ATOMS or (kind is tuple and _ATOMS.issuperset(map(type, item))) \
+                or (led := _recorder(kind, item)) is None:
             return original(self, item, block, timeout)
-        msg = _send(_received, item, item, owner, self, skip, led)
+        msg = _send(store, item, item, owner, self, skip, led)
         try:
             return original(self, item, block, timeout)
         except BaseException:
-            _unsend(_received, msg)
+            _unsend(store, msg)
             raise
 
     return put
@@ -150,8 +155,7 @@ def _put_nowait(original: Any) -> Any:
     @functools.wraps(original)
     def put_nowait(self: Any, item: Any) -> Any:
         kind = type(item)
-        if (kind in _ATOMS or (led := _ledger.current) is None or not led.recording or led.pid != message_log._pid
-                or _skipped(kind, item)):
+        if kind in _ATOMS or (led := _recorder(kind, item)) is None:
             return original(self, item)
         msg = _send(_received, item, item, SIMPLE_QUEUE, self, _NO_FILES, led)
         try:
@@ -197,26 +201,6 @@ def _simple_queue(original: Any) -> type:
 
 
 # -- multiprocessing.Queue -----------------------------------------------------
-def _mp_put(original: Any) -> Any:
-    """``put(obj, block=True, timeout=None)``: recorded until teardown (the receiver gets a pickle)."""
-
-    @functools.wraps(original)
-    def put(self: Any, obj: Any, block: bool = True, timeout: float | None = None) -> Any:
-        kind = type(obj)
-        if (kind in _ATOMS or (kind is tuple and _ATOMS.issuperset(map(type, obj)))
-                or (led := _ledger.current) is None or not led.recording or led.pid != message_log._pid
-                or _skipped(kind, obj)):
-            return original(self, obj, block, timeout)
-        msg = _send(_pickled, obj, obj, MP_QUEUE, self, _MP_FILES, led)
-        try:
-            return original(self, obj, block, timeout)
-        except BaseException:
-            _unsend(_pickled, msg)
-            raise
-
-    return put
-
-
 def _feeding(original: Any) -> Any:
     """The pickler the feeder thread finds by name: it judges a recorded message as it is pickled."""
 
@@ -422,8 +406,8 @@ def _patch() -> list[Callable[[], None]]:
         patch(queue.Queue, "put", functools.partial(_put, owner=QUEUE, skip=_QUEUE_FILES)),
         patch(queue.Queue, "get", _get),
         patch(queue, "SimpleQueue", _simple_queue),
-        patch(_mq.Queue, "put", _mp_put),
-        patch(_mq.JoinableQueue, "put", _mp_put),
+        patch(_mq.Queue, "put", functools.partial(_put, owner=MP_QUEUE, skip=_MP_FILES, store=_pickled)),
+        patch(_mq.JoinableQueue, "put", functools.partial(_put, owner=MP_QUEUE, skip=_MP_FILES, store=_pickled)),
         patch(_mq.Queue, "get", _synchronizing),
         patch(_mp_connection._ConnectionBase, "recv", _synchronizing),
         patch(_cf_base.Future, "result", _synchronizing),
