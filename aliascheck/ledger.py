@@ -266,9 +266,12 @@ class Ledger:
     def _rehandover(self, prev: Record, fp: Fingerprint, local_refs: int) -> None:
         if prev.flagged or prev.fp.digest == fp.digest:
             return
-        if keepers.kept(self.records, prev, local_refs) or keepers.part_kept(self.records, prev, fp):
+        if keepers.kept(self.records, prev, local_refs):
             self.stats.checked += 1
             self._judge(prev, fp, "handover")
+        elif within := keepers.part_kept(self.records, prev, fp):  # judged only where the consumer kept it
+            self.stats.checked += 1
+            self._judge(prev, fp, "handover", within)
         else:  # nobody kept the earlier snapshot: the new one is the baseline now
             prev.fp = fp
 
@@ -279,9 +282,11 @@ class Ledger:
         """
         if not self.recording or os.getpid() != self.pid or state is None:
             return None
-        now = fingerprint(state)  # the state as the load begins: the baseline of after_load too
+        buffers: list[Any] = []  # the tensors/arrays in it, met by the fingerprint's own pass
+        now = fingerprint(state, seen=buffers, seen_types=probe.buffer_types())  # after_load's baseline too
         back: list[tuple[Record, int]] = []
-        if self.parts or any(key != id(state) for key in self.records):  # else nothing inside to find
+        # Nothing inside to find unless parts are indexed or a record other than the state's exists.
+        if self.parts or len(self.records) > (id(state) in self.records):
             parts = probe.reachable(state)
             # Filters run at C speed: only parts handed over before are looked at. A record
             # keeps its object, so an id found among the records' keys is that object's.
@@ -289,10 +294,11 @@ class Ledger:
             for key in set(filter(recorded.__contains__, map(id, parts))):
                 self.verify(self.records[key].obj, "reentry", now if key == id(state) else None)
             back = [self.parts[key] for key in set(filter(indexed.__contains__, map(id, parts))) - {id(state)}]
-            buffers = probe.buffer_types()
-            if buffers:
-                keys = map(probe.memory_key, (p for p in parts if isinstance(p, buffers)))
-                back += [self.parts[key] for key in keys if key in self.parts]
+            if not now.exact:  # pickling failed, a walk made the fingerprint: find the buffers by walking too
+                types_ = probe.buffer_types()
+                buffers = [part for part in parts if isinstance(part, types_)]
+            keys = map(probe.memory_key, buffers)
+            back += [self.parts[key] for key in keys if key in self.parts]
         else:
             self.verify(state, "reentry", now)
         again: dict[Record, set[int]] = {}
@@ -335,7 +341,7 @@ class Ledger:
             # A part handed over by another owner (a live snapshot inside the checkpoint) may
             # be changing in that owner's worker right now: its own record judges it.
             changes = self._own_changes(rec, diff(before, fp, collapse=True))
-            live = {id(p) for p in probe.reachable(state)} & {k for k in self.parts if isinstance(k, int)}
+            live = set(filter(self.parts.keys().__contains__, map(id, probe.reachable(state))))
             if live:  # a live part another owner handed over (an inner state method's result)
                 paths = probe.paths_to(state, "", live, 8, objects=False).values()
                 changes = [c for c in changes if not any(c.path.startswith(p) for p in paths)]
@@ -421,10 +427,12 @@ class Ledger:
             fp = fingerprint(rec.obj)
             with self.lock:  # a worker's re-handover may have judged it meanwhile
                 self.stats.checked += 1
-                if not rec.flagged and fp.digest != rec.fp.digest and (
-                        rec.always or rec.adopter is not None or keepers.kept(self.records, rec)
-                        or keepers.part_kept(self.records, rec, fp)):
+                if rec.flagged or fp.digest == rec.fp.digest:
+                    continue
+                if rec.always or rec.adopter is not None or keepers.kept(self.records, rec):
                     self._judge(rec, fp, check)
+                elif within := keepers.part_kept(self.records, rec, fp):
+                    self._judge(rec, fp, check, within)
 
     def _judge(self, rec: Record, fp: Fingerprint, check: str, within: list[str] | None = None) -> bool:
         """Report what changed in *rec*'s snapshot (only under the paths *within*, if given)."""

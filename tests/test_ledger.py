@@ -261,3 +261,27 @@ def test_handovers_in_worker_threads_land_in_the_ledger(session):
     found = session.end_test(0)
     assert {f.thread for f in found if f.kind == "mutation"} == {t.name}
     assert keep
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_a_part_of_an_unkept_snapshot_kept_by_a_consumer_is_judged(session, copy):
+    """A consumer that keeps the pieces (torchdata's incremental worker state keeps the leaves of each
+    state_dict() it is given) keeps the live list the snapshot shares; a copying state_dict() is clean."""
+    c = Counter(copy=copy)
+    leaves = dict(c.state_dict())  # the consumer keeps the leaves and drops the snapshot
+    c.step()
+    c.state_dict()  # the next handover: the kept leaf 'seen' grew under the consumer
+    found = errors(session.end_test(0))
+    if copy:
+        assert found == []
+    else:
+        assert [(path, check) for _, path, _, _, check in found] == [("['seen']", "handover")]
+    assert leaves["seen"] == ([] if copy else [1])
+
+
+def test_an_unkept_live_snapshot_with_no_part_kept_is_not_judged(session):
+    c = Counter(copy=False)
+    c.state_dict()  # dropped at once: the handed-over dict is the owner's own, nobody else's
+    c.step()
+    c.state_dict()
+    assert errors(session.end_test(0)) == []
