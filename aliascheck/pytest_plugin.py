@@ -176,9 +176,7 @@ class SessionPlugin:
 
         # Children that outlived their test (a torchdata ParallelMapper's daemon workers): their
         # findings are put on that test here, and fail the run as they would have failed it.
-        before = len(self.session.findings)
-        self.session.end_children()
-        late = [f for f in self.session.findings[before:] if f.severity == "error"]
+        late = [f for f in self.session.end_children() if f.severity == "error"]
         if late and self.session.options.mode == "fail" and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             self.problems.append(f"{len(late)} finding(s) from child processes that outlived their test "

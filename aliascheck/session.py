@@ -59,13 +59,13 @@ class Session:
 
     def end_children(self, timeout: float = 5.0) -> list[Finding]:
         """Before the session reports: daemonic workers still running are ended (their teardown
-        check runs first), and what every child found since the last test is taken."""
+        check runs first), and what every child found since the last test is taken and returned."""
         if self.spool is None:
             return []
+        before = len(self.findings)
         self.spool.end_daemons(timeout)
-        late = self._from_children(None)  # no test runs now: every finding is an earlier test's
-        self.findings += late
-        return [f for f in self.findings if f.process and f.test is not None]
+        self.findings += self._from_children(None)  # no test runs now: every finding is an earlier test's
+        return self.findings[before:]
 
     def fork(self) -> None:
         """In a forked child: a new ledger in place of the inherited one."""
