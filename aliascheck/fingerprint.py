@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import xxhash
 
+import aliascheck.guard as guard
 import aliascheck.handlers as handlers
 import aliascheck.shadow as shadow
 
@@ -190,6 +191,7 @@ def fingerprint(obj: Any, limits: Limits = DEFAULT_LIMITS, seen: list[Any] | Non
     tensors and arrays of a snapshot, found by the same C-speed pass, no second walk).
     """
     exact = True
+    guard.enter()  # the state methods pickling calls are part of this value, not handovers of their own
     try:
         stream, opaque = encode(obj, seen, seen_types)
     except Exception:
@@ -204,6 +206,8 @@ def fingerprint(obj: Any, limits: Limits = DEFAULT_LIMITS, seen: list[Any] | Non
         opaque += more
     else:
         truncated = False
+    finally:
+        guard.leave()
     digest = xxhash.xxh3_128_digest(stream)
     if len(stream) > limits.max_detail_bytes:
         return Fingerprint(digest, None, opaque, True, exact)

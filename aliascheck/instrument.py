@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
+import aliascheck.guard as guard
 import aliascheck.ledger as _ledger
 
 _tls = threading.local()
@@ -122,7 +123,7 @@ def _handover(original: Any, kind: str) -> Any:
     @functools.wraps(original)
     def state_dict(self: Any, *args: Any, **kwargs: Any) -> Any:
         led = _ledger.current
-        if led is None or not led.recording:
+        if led is None or not led.recording or guard.busy():
             return original(self, *args, **kwargs)
         depth = getattr(_tls, "depth", 0)
         _tls.depth = depth + 1
@@ -151,7 +152,7 @@ def _reentry(original: Any, kind: str) -> Any:
     def load(self: Any, state: Any = None, *args: Any, **kwargs: Any) -> Any:
         led = _ledger.current
         depth = getattr(_tls, "depth", 0)
-        if led is None or not led.recording or depth:
+        if led is None or not led.recording or depth or guard.busy():
             return original(self, state, *args, **kwargs)
         led.note_root(self)
         before = led.loaded(state, self, kind) if state is not None else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import pickle
 import sys
 import types
 from typing import Any
@@ -44,6 +45,7 @@ def kept(records: dict[int, Record], rec: Record, local_refs: int = 0) -> bool:
     ignore = {id(r) for r in records.values()}  # the ledger's own references
     owner = rec.owner()
     if owner is not None:
+        ignore.add(id(owner))  # an owner whose __dict__ is the snapshot (``self.__dict__ = state``)
         with contextlib.suppress(TypeError):
             attrs = vars(owner)
             ignore.add(id(attrs))
@@ -80,6 +82,10 @@ def part_kept(records: dict[int, Record], rec: Record, fp: Fingerprint) -> list[
     return [path for path, part in candidates
             if any(c.startswith(path) for c in changed) and held_by(part, ignore, set(), 4)]
 
+
+# Referrers that pass a value through and keep nothing: a running frame (its locals are
+# looked at by sites.held_by_callers) and an unpickler handing a state to __setstate__.
+_PASSING = (types.FrameType, pickle.Unpickler, pickle._Unpickler)  # type: ignore[attr-defined]
 
 WIDTH = 1024  # a dict with more keys is a table, not a state's structure: not looked into
 
@@ -119,7 +125,7 @@ def held_by(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
     if sites.held_by_callers(obj):
         return True
     for ref in gc.get_referrers(obj):
-        if id(ref) in ignore or isinstance(ref, types.FrameType):
+        if id(ref) in ignore or isinstance(ref, _PASSING):
             continue
         if id(ref) not in inside:
             return True

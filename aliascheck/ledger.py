@@ -342,10 +342,17 @@ class Ledger:
             # be changing in that owner's worker right now: its own record judges it.
             changes = self._own_changes(rec, diff(before, fp, collapse=True))
             live = set(filter(self.parts.keys().__contains__, map(id, probe.reachable(state))))
-            if live:  # a live part another owner handed over (an inner state method's result)
-                paths = probe.paths_to(state, "", live, 8, objects=False).values()
-                changes = [c for c in changes if not any(c.path.startswith(p) for p in paths)]
-            if not changes:
+            # The loading node itself inside its state (a tree's ``children[0].parent``, unpickled):
+            # setting its own attributes is the load, not a write into the caller's state.
+            live.add(id(node))
+            paths = probe.paths_to(state, "", live, 8, objects=True).values()
+            changes = [c for c in changes if not any(c.path.startswith(p) for p in paths)]
+            # Written into a throwaway (``load_state_dict(copy.deepcopy(ckpt))``, the unpickler's
+            # fresh dict a ``__setstate__`` takes over): nobody else holds what changed, so it is
+            # judged later as loads are, from the state as the load left it.
+            # *local_refs*: this wrapper's and this method's references to the state.
+            if not changes or not keepers.kept(self.records, rec, local_refs=2):
+                rec.fp = fp
                 return
             site, stack = sites.where()  # the load call
             found = self.report(

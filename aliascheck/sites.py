@@ -71,11 +71,17 @@ def _short(filename: str, cwd: str | None = None) -> str:
     return filename[len(cwd):] if filename.startswith(cwd) else filename
 
 
+# The standard library's reconstruction machinery hands a state through to ``__setstate__``
+# and drops it: its frames' locals are not holders (``copy._reconstruct``'s ``state``).
+_PASSING = tuple(os.path.join(os.path.dirname(os.__file__), name) for name in ("copy.py", "pickle.py", "copyreg.py"))
+
+
 def held_by_callers(obj: object) -> bool:
     """Whether a local variable of a frame in this thread's stack (outside aliascheck) is *obj*."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
-        if not is_ours(frame.f_code.co_filename) and any(v is obj for v in frame.f_locals.values()):
+        file = frame.f_code.co_filename
+        if not is_ours(file) and file not in _PASSING and any(v is obj for v in frame.f_locals.values()):
             return True
         frame = frame.f_back
     return False

@@ -1,0 +1,28 @@
+"""aliascheck's own work in this thread: what it runs of the user's code is never a new handover.
+
+A fingerprint pickles the value, and pickling calls the state methods of the objects
+inside (``__getstate__``, ``__reduce_ex__``). Those calls are part of the handover
+being recorded: if the wrapped methods recorded them again, each would fingerprint
+its own state, which calls the next object's ``__getstate__``, and a graph with a
+back reference (a tree's ``parent``) would never finish. Every wrapper asks
+:func:`busy` first and, inside aliascheck's own work, calls the original alone.
+"""
+
+from __future__ import annotations
+
+import threading
+
+_state = threading.local()
+
+
+def busy() -> bool:
+    """Whether this thread is inside aliascheck's own work (a fingerprint, a check)."""
+    return _state.__dict__.get("depth", 0) > 0
+
+
+def enter() -> None:
+    _state.depth = _state.__dict__.get("depth", 0) + 1
+
+
+def leave() -> None:
+    _state.depth -= 1
