@@ -14,6 +14,7 @@ from typing import Any
 
 import pluggy
 
+import aliascheck.guard as guard
 import aliascheck.hookspecs as hookspecs
 
 from .config import Options
@@ -80,8 +81,9 @@ class Adapters:
                 continue
             self.pm.register(plugin, name=name)
             try:
-                undo = plugin.aliascheck_install(options=self.options) if hasattr(plugin, "aliascheck_install") \
-                    else None
+                with guard.quiet():  # an install scans the project's modules: nothing may warn into the session
+                    undo = plugin.aliascheck_install(options=self.options) if hasattr(plugin, "aliascheck_install") \
+                        else None
             except UsageError:  # the user's configuration (a bad aliascheck_stateful line): theirs to fix
                 self.pm.unregister(name=name)
                 raise

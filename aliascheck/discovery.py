@@ -33,6 +33,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import aliascheck.guard as guard
 import aliascheck.sites as sites
 
 from .instrument import instrument, patch, undo_all
@@ -126,19 +127,27 @@ class Discovery:
         self.watched.clear()
 
     def scan(self) -> None:
-        """Look at every class of every module imported so far whose file is in scope."""
-        for module in list(sys.modules.values()):
-            file = getattr(module, "__file__", None)
-            if not isinstance(file, str) or not self.in_scope(file):
-                continue
-            try:
-                values = list(vars(module).values())
-            except TypeError:
-                continue
-            name = getattr(module, "__name__", None)
-            for value in values:
-                if isinstance(value, type) and getattr(value, "__module__", None) == name:
-                    self.consider(value, file)
+        """Look at every class of every module imported so far whose file is in scope.
+
+        Nothing met may warn or raise into the session: a deprecated module attribute warns
+        on ``isinstance()``, a lazy one may raise. What fails to be looked at is passed over.
+        """
+        with guard.quiet():
+            for module in list(sys.modules.values()):
+                try:
+                    file = getattr(module, "__file__", None)
+                    if not isinstance(file, str) or not self.in_scope(file):
+                        continue
+                    values = list(vars(module).values())
+                    name = getattr(module, "__name__", None)
+                except Exception:
+                    continue
+                for value in values:
+                    try:
+                        if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                            self.consider(value, file)
+                    except Exception:
+                        continue
 
     def consider(self, cls: type, file: str | None = None) -> None:
         if cls in self.watched:

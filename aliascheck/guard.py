@@ -10,7 +10,10 @@ back reference (a tree's ``parent``) would never finish. Every wrapper asks
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import warnings
+from collections.abc import Iterator
 
 _state = threading.local()
 
@@ -26,3 +29,16 @@ def enter() -> None:
 
 def leave() -> None:
     _state.depth -= 1
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Nothing aliascheck looks at may warn into the user's session.
+
+    A scan of every module's names touches deprecated objects (``isinstance()`` on
+    ``torch.distributed.reduce_op`` warns), and a project's ``filterwarnings = error``
+    would turn that into an INTERNALERROR.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield

@@ -99,3 +99,24 @@ def test_a_setstate_adopting_the_unpicklers_dict_is_not_a_write_into_the_callers
             assert s.parent is s and s.extra == []
     """)
     result.assert_outcomes(passed=1)
+
+
+def test_discover_all_scans_a_deprecated_module_attribute_under_warnings_as_errors(pytester):
+    """The start-up scan touches torch.distributed.reduce_op, which warns on isinstance(); with the
+    project's FutureWarning turned into an error that was an INTERNALERROR (Lightning's config)."""
+    pytest.importorskip("torch")
+    pytester.makeini("[pytest]\nfilterwarnings =\n    error::FutureWarning\n")
+    pytester.makeconftest("import torch.distributed")  # imported before the session's scan
+    result = run(pytester, """
+        class Counter:
+            def __init__(self): self.n = 0
+            def state_dict(self): return {"n": self.n}
+            def load_state_dict(self, sd): self.n = sd["n"]
+
+        def test_round_trip():
+            c = Counter(); c.load_state_dict(c.state_dict())
+            assert c.n == 0
+    """, "--aliascheck-discover", "all")
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=1)
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
