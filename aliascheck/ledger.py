@@ -94,6 +94,7 @@ class Ledger:
             self._labels.clear()
             self._label_counts.clear()
             self.test_thread = threading.get_ident()
+            keepers.fresh_look()
             # Workers already running belong to earlier tests (or to no test at all).
             self._older_threads = {t.ident for t in threading.enumerate()} - {self.test_thread}
             self.recording = True
@@ -426,6 +427,7 @@ class Ledger:
             return not rec.flagged and fp.digest != rec.fp.digest and self._judge(rec, fp, check)
 
     def verify_all(self, check: str) -> None:
+        keepers.fresh_look()
         with self.lock:
             records = list(self.records.values())
         for rec in records:

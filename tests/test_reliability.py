@@ -120,3 +120,74 @@ def test_discover_all_scans_a_deprecated_module_attribute_under_warnings_as_erro
     assert result.ret == 0, result.stdout.str()
     result.assert_outcomes(passed=1)
     result.stdout.no_fnmatch_line("*INTERNALERROR*")
+
+
+COUNTER = """
+    import gc
+    from unittest import mock
+
+    class Counter:
+        def __init__(self): self.state = {"n": 0, "seen": []}
+        def step(self):
+            self.state["n"] += 1
+            self.state["seen"].append(self.state["n"])
+        def state_dict(self): return self.state          # live: a keeper sees it change
+        def load_state_dict(self, sd): self.state = dict(sd)
+"""
+
+
+@pytest.mark.parametrize("collect", ["gc.collect()", "pass"])
+def test_a_holder_that_is_cyclic_garbage_is_no_keeper_whenever_the_collector_ran(pytester, collect):
+    """The verdict must not depend on when the collector last ran (Lightning's dropped MagicMock):
+    a dropped holder in a reference cycle keeps nothing, collected or not."""
+    result = run(pytester, COUNTER + f"""
+    class Holder:
+        pass
+
+    def test_dropped_cyclic_holder():
+        gc.disable()
+        try:
+            c = Counter()
+            holder = Holder()
+            holder.me, holder.sd = holder, c.state_dict()
+            del holder
+            {collect}
+            c.step()
+        finally:
+            gc.enable()
+    """)
+    result.assert_outcomes(passed=1)
+
+
+def test_a_reachable_holder_is_still_a_keeper(pytester):
+    """The counterpart: the same holder, still referred to, keeps the live state: a finding."""
+    result = run(pytester, COUNTER + """
+    class Holder:
+        pass
+
+    HOLDERS = []
+
+    def test_kept_holder():
+        c = Counter()
+        holder = Holder()
+        holder.me, holder.sd = holder, c.state_dict()
+        HOLDERS.append(holder)
+        c.step()
+    """)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]mutation]*Counter.state_dict*"])
+
+
+@pytest.mark.parametrize("call", ["save(c.state_dict())", "save(obj=c.state_dict())"])
+def test_a_mock_standing_in_for_a_serializer_is_no_keeper(pytester, call):
+    """A Mock replacing torch.save/pickle.dump records calls: what the real function would have
+    serialised at the call is not kept state (positional or keyword)."""
+    result = run(pytester, COUNTER + f"""
+    def test_save_is_mocked():
+        save = mock.MagicMock()
+        c = Counter()
+        {call}
+        c.step()
+        save.assert_called_once()
+    """)
+    result.assert_outcomes(passed=1)
