@@ -23,6 +23,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+import aliascheck.sites as sites
+
 from .spool import ENV, TEST_ENV, options_from_json
 
 if TYPE_CHECKING:
@@ -161,7 +163,10 @@ def _forked() -> None:
         _writer = None
     test = session.ledger.test
     session.fork()
-    _begin(session, directory, test)
+    if _begin(session, directory, test) and not sites.inherit_frames(sys._getframe(1)):
+        assert _writer is not None
+        _writer.line({"once": "a child forked outside multiprocessing (os.fork) cannot tell which of the "
+                              "frames it inherited will run again: their locals count as holders there"})
 
 
 def _install() -> None:

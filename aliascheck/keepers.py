@@ -122,6 +122,8 @@ def held_by(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
     that dropped the whole checkpoint leaves the node that adopted a part of it as
     the only holder, which is no finding.
     """
+    if sites.inherited():
+        return _held_in_fork(obj, ignore | inside)
     if sites.held_by_callers(obj):
         return True
     if not _referred(obj, ignore, inside, depth):
@@ -153,6 +155,53 @@ def _referred(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
         if depth and held_by(ref, deeper, inside, depth - 1):
             return True
     return False
+
+
+def _held_in_fork(obj: Any, ignore: set[int], depth: int = 10, width: int = 512) -> bool:
+    """In a forked child: whether a live frame or a module reaches *obj* through its referrers.
+
+    The child inherited the parent's objects with the frames that held them (the test, the
+    ``DataLoader`` that forked): frozen there, never used again. A state adopted in the
+    worker is the worker's own copy unless something the child still runs reaches it.
+    Past the bounds, it counts as held, as everywhere else.
+    """
+    seen = set(ignore) | {id(obj)}
+    level = [obj]
+    for _ in range(depth):
+        if any(map(sites.held_by_callers, level)):
+            return True
+        seen.add(id(level))
+        referrers = gc.get_referrers(*level)
+        seen.add(id(referrers))
+        following = []
+        for ref in referrers:
+            if id(ref) in seen or isinstance(ref, _PASSING) or _call_record(ref) or _ours(ref) or _started_with(ref):
+                continue
+            if isinstance(ref, types.ModuleType):
+                return True
+            seen.add(id(ref))
+            following.append(ref)
+        if not following:
+            return False
+        if len(following) > width:
+            return True
+        level = following
+    return True
+
+
+def _started_with(ref: Any) -> bool:
+    """The child's own process object (its ``_args``): what the child was started with is a
+    message it received, and a received message is the receiver's."""
+    process = sys.modules.get("multiprocessing.process")
+    if process is None:
+        return False
+    me = process.current_process()
+    return ref is me or ref is getattr(me, "__dict__", None)
+
+
+def _ours(ref: Any) -> bool:
+    """aliascheck's own bookkeeping (a session, the ledger's tables): never a holder."""
+    return (type(ref).__module__ or "").startswith("aliascheck")
 
 
 class _Collected:

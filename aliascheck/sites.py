@@ -76,12 +76,46 @@ def _short(filename: str, cwd: str | None = None) -> str:
 _PASSING = tuple(os.path.join(os.path.dirname(os.__file__), name) for name in ("copy.py", "pickle.py", "copyreg.py"))
 
 
+_LAUNCH = os.path.join(os.path.dirname(os.__file__), "multiprocessing", "popen_fork.py")
+_dead: set[int] = set()  # ids of the frames a forked child inherited and will never run again
+
+
+def inherit_frames(frame: FrameType | None) -> bool:
+    """In a forked child, from the frame that forked: note the inherited frames that never run again.
+
+    multiprocessing's ``Popen._launch`` forks, runs the child's work and leaves by
+    ``os._exit``: it and every frame above it (the parent's test, its ``DataLoader``)
+    are the parent's stack, frozen in the child. Their locals hold the parent's objects,
+    not keepers of the child's state. Returns False when the fork came from elsewhere
+    (``os.fork`` in the user's code, whose frame goes on in the child): then nothing is
+    known, and every frame counts as before.
+    """
+    _dead.clear()
+    chain = []
+    while frame is not None:
+        chain.append(frame)
+        frame = frame.f_back
+    for i, one in enumerate(chain):
+        if one.f_code.co_name == "_launch" and one.f_code.co_filename == _LAUNCH:
+            _dead.update(map(id, chain[i:]))  # alive in the child until os._exit: no id is reused
+            return True
+    return False
+
+
+def inherited() -> bool:
+    """Whether this is a forked child that knows which inherited frames never run again: a plain
+    container there holds a value only if something else holds the container (it may be the
+    parent's checkpoint, frozen in the child with the frames that held it)."""
+    return bool(_dead)
+
+
 def held_by_callers(obj: object) -> bool:
     """Whether a local variable of a frame in this thread's stack (outside aliascheck) is *obj*."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         file = frame.f_code.co_filename
-        if not is_ours(file) and file not in _PASSING and any(v is obj for v in frame.f_locals.values()):
+        if (not is_ours(file) and file not in _PASSING and id(frame) not in _dead
+                and any(v is obj for v in frame.f_locals.values())):
             return True
         frame = frame.f_back
     return False

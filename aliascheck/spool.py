@@ -151,6 +151,8 @@ class Spool:
                     self.checked += int(stats["checked"])
                     for owner, n in dict(stats["owners"]).items():
                         self.owners[owner] = self.owners.get(owner, 0) + int(n)
+                elif "once" in entry:  # said once in the summary, whichever children say it
+                    self._problem(str(entry["once"]))
                 elif "note" in entry:
                     self._problem(f"child {self._who(pid)}: {entry['note']}")
             except (ValueError, TypeError, KeyError) as exc:

@@ -338,3 +338,70 @@ def test_spool_reads_what_it_can_and_names_what_it_cannot() -> None:
     finally:
         spool.close()
     assert not spool.dir.exists()
+
+
+ADOPTING_DATASET = """
+    import pytest
+    from torch.utils.data import IterableDataset
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+
+    class Periodic(IterableDataset):
+        def __init__(self, n):
+            self.n, self.state = n, {"i": 0, "seen": []}
+
+        def __iter__(self):
+            while self.state["i"] < self.n:
+                self.state["seen"].append(self.state["i"])
+                self.state["i"] += 1
+                yield self.state["i"]
+
+        def state_dict(self):
+            return {"state": {"i": self.state["i"], "seen": list(self.state["seen"])}}
+
+        def load_state_dict(self, sd):
+            self.state = sd["state"]  # adopts what it is given
+
+
+    @pytest.mark.parametrize("workers", [1, 0])
+    def test_resume(workers):
+        loader = StatefulDataLoader(Periodic(8), batch_size=1, num_workers=workers)
+        it = iter(loader)
+        [next(it) for _ in range(3)]
+        state = loader.state_dict()
+        del it
+        resumed = StatefulDataLoader(Periodic(8), batch_size=1, num_workers=workers)
+        resumed.load_state_dict(state)
+        assert [b.item() for b in resumed] == [4, 5, 6, 7, 8]
+"""
+
+
+@needs_torchdata
+def test_a_forked_workers_adopted_state_is_its_own_copy(pytester: pytest.Pytester) -> None:
+    """In a forked worker the adopted state is the worker's own copy: the frames and objects it
+    inherited from the parent (the test, the loader that forked) never run again, and what it was
+    started with is a message it received. With num_workers=0 the same load adopts the caller's
+    checkpoint: still a finding (torchdata's TestFastStateDictRequestRoundRobin)."""
+    pytester.makepyfile(test_adopt=textwrap.dedent(ADOPTING_DATASET))
+    result = pytester.runpytest_subprocess(*RUN, "-W", "ignore::UserWarning")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*FAILED test_adopt.py::test_resume[[]0[]]*"])
+    result.stdout.no_fnmatch_line("*worker 0*")
+
+
+def test_a_fork_outside_multiprocessing_falls_back_and_says_so_once(pytester: pytest.Pytester) -> None:
+    """os.fork in the user's code: the forking frame goes on in the child, so which inherited frames
+    are dead is unknown; today's rule holds there, and the summary says so once."""
+    pytester.makepyfile(test_osfork=textwrap.dedent("""
+        import os
+
+        def test_fork_twice():
+            for _ in range(2):
+                pid = os.fork()
+                if pid == 0:
+                    os._exit(0)
+                os.waitpid(pid, 0)
+    """))
+    result = pytester.runpytest_subprocess(*RUN)
+    result.assert_outcomes(passed=1)
+    assert result.stdout.str().count("cannot tell which of the frames it inherited") == 1
