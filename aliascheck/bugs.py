@@ -211,6 +211,9 @@ def _fix(bug: Bug) -> str:
     if f.kind == "mutation" and f.check in CACHE_CHECKS + COPY_CHECKS:
         return _copied_fix(bug)
     if f.kind == "mutation" and f.check == "load":
+        if origin:  # the load's own code is the fix, library or not
+            return (f"{origin}: {origin.method}() must not consume the caller's state; "
+                    "copy it before popping, adding or changing keys")
         return f"{bug.location}: pass the load a copy it may change (copy.deepcopy(state)), or load without it" \
             if bug.location else "pass the load a copy it may change (copy.deepcopy(state))"
     if f.kind == "mutation" and f.owner in CHANNELS:

@@ -359,7 +359,9 @@ class Ledger:
             found = self.report(
                 "mutation", changes, owner=qualname_of(type(node)), label=self.label(node),
                 site=site, stack=stack, check="load",
-                origin=sites.origin(type(node), LOAD_METHODS),
+                # The load's own line, even in a library (torch's CyclicLR.load_state_dict pops a
+                # key from the caller's dict): one bug there, not one per caller.
+                origin=sites.origin(type(node), LOAD_METHODS, users_only=False),
             )
             rec.fp = fp  # reported once: later checks compare with the state as the load left it
             rec.flagged = rec.flagged or bool(found)

@@ -10,6 +10,9 @@ import textwrap
 
 import pytest
 
+# Imported here, not in a test: pytester drops what a test imported, and torch cannot be imported twice.
+torch = pytest.importorskip("torch")
+
 
 def run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
     pytester.makepyfile(test_user=textwrap.dedent(body))
@@ -104,7 +107,6 @@ def test_a_setstate_adopting_the_unpicklers_dict_is_not_a_write_into_the_callers
 def test_discover_all_scans_a_deprecated_module_attribute_under_warnings_as_errors(pytester):
     """The start-up scan touches torch.distributed.reduce_op, which warns on isinstance(); with the
     project's FutureWarning turned into an error that was an INTERNALERROR (Lightning's config)."""
-    pytest.importorskip("torch")
     pytester.makeini("[pytest]\nfilterwarnings =\n    error::FutureWarning\n")
     pytester.makeconftest("import torch.distributed")  # imported before the session's scan
     result = run(pytester, """
@@ -191,3 +193,45 @@ def test_a_mock_standing_in_for_a_serializer_is_no_keeper(pytester, call):
         save.assert_called_once()
     """)
     result.assert_outcomes(passed=1)
+
+
+CYCLIC = """
+    import copy
+    import torch
+
+    def make():
+        opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(2))], lr=0.1, momentum=0.9)
+        return torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1, scale_fn=lambda x: 1.0)
+
+    def test_first_caller():
+        ckpt = make().state_dict()
+        make().load_state_dict(LOADED)
+
+    def test_second_caller():
+        ckpt = make().state_dict()
+        make().load_state_dict(LOADED)
+"""
+
+
+def test_a_load_bug_inside_a_library_is_one_bug_at_its_own_line(pytester):
+    """torch 2.13's CyclicLR.load_state_dict pops _scale_fn_custom from the caller's dict: one bug at
+    the library's load, with a load fix, not one per calling line with snapshot-copy advice."""
+    result = run(pytester, CYCLIC.replace("LOADED", "ckpt"))
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        "*aliascheck: bugs*",
+        "[[]mutation] torch.optim.lr_scheduler.CyclicLR.load_state_dict (torch/optim/lr_scheduler.py:*) "
+        "wrote into the state it was given: [[]'_scale_fn_custom'[]]: None -> <missing>",
+        "    fix: torch/optim/lr_scheduler.py:*: CyclicLR.load_state_dict() must not consume the caller's state;*",
+        "    test_user.py::test_first_caller",
+        "    test_user.py::test_second_caller",
+        "*1 bug (2 occurrences in 2 tests)*",
+    ])
+
+
+@pytest.mark.parametrize("loaded", ["copy.deepcopy(ckpt)", "dict(ckpt)"])
+def test_a_load_writing_into_a_throwaway_is_not_a_finding(pytester, loaded):
+    """load_state_dict(copy.deepcopy(ckpt)) or reset(dict(ckpt)): nobody else holds what the load
+    popped from, so it is judged as loads are, not at once."""
+    result = run(pytester, CYCLIC.replace("LOADED", loaded))
+    result.assert_outcomes(passed=2)
