@@ -107,6 +107,21 @@ def diff_shadows(before: Any, after: Any, path: str = "", collapse: bool = False
     return out
 
 
+_DEFAULTDICT = "collections.defaultdict"
+_EMPTY_STUBS = frozenset({_DEFAULTDICT, "collections.OrderedDict", "collections.Counter", "collections.deque"})
+
+
+def _empty(value: Any) -> bool:
+    """What a default factory makes: an empty container, or a zero (``int()``, ``float()``, ``str()``)."""
+    if isinstance(value, (list, tuple, dict, set, frozenset, str, bytes)):
+        return not value
+    if type(value) in (int, float, bool):
+        return not value
+    if isinstance(value, Stub) and type(value)._qualname in _EMPTY_STUBS:
+        return not value.items and not value.dictitems
+    return False
+
+
 class _Diff:
     def __init__(self, out: list[Change], collapse: bool = False) -> None:
         self.out = out
@@ -190,9 +205,13 @@ class _Diff:
         self.out.append(Change(path, f"{noun} of {size}", f"{changed} changed", "items",
                                f"{noun} changed at {changed} of {size} {unit} (first {where}: {said})"))
 
-    def _mapping(self, b: list, a: list, path: str, depth: int, fmt: str) -> None:
+    def _mapping(self, b: list, a: list, path: str, depth: int, fmt: str, vivifies: bool = False) -> None:
+        """*vivifies*: a defaultdict, where reading a missing key adds it with the factory's empty
+        value (sympy's ``FactRules`` cache): such a key is the read's doing, not an edit."""
         before = {key_digest(k): (k, v) for k, v in b}
         after = {key_digest(k): (k, v) for k, v in a}
+        if vivifies:
+            after = {key: kv for key, kv in after.items() if key in before or not _empty(kv[1])}
         start, changed = len(self.out), 0
         gone, new = [], []
         for key, (k, v) in before.items():
@@ -251,7 +270,7 @@ class _Diff:
         else:
             self.compare(b.state, a.state, f"{path}.__state__", depth + 1)
         self._sequence(b.items, a.items, path, depth)
-        self._mapping(b.dictitems, a.dictitems, path, depth, "[{}]")
+        self._mapping(b.dictitems, a.dictitems, path, depth, "[{}]", type(b)._qualname == _DEFAULTDICT)
 
     def _sequence_parts(self, b: tuple, a: tuple, path: str, depth: int) -> None:
         for i, (x, y) in enumerate(zip(b, a, strict=False)):

@@ -27,12 +27,13 @@ from __future__ import annotations
 import copy
 import enum
 import sys
-import types
 import warnings
 import weakref
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from typing import Any, Literal
+
+import aliascheck.mutability as mutability
 
 __all__ = ["IsolationError", "IsolationWarning", "isolate"]
 
@@ -42,13 +43,7 @@ _MISSING = object()
 
 # Immutable all the way down (copy.deepcopy's own atomic list). A frozenset so that readers in
 # other threads always see a complete set: additions replace it, they never mutate it.
-_ATOMIC: frozenset[type] = frozenset(
-    {
-        type(None), type(Ellipsis), type(NotImplemented), int, float, bool, complex, str, bytes,
-        range, type, types.BuiltinFunctionType, types.FunctionType, types.CodeType,
-        weakref.ref, property,
-    }
-)
+_ATOMIC: frozenset[type] = mutability.ATOMS | mutability.CODE | {weakref.ref, property}
 
 
 class IsolationError(TypeError):

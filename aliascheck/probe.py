@@ -12,12 +12,14 @@ import gc
 import operator
 import sys
 import types
+from collections import deque
 from collections.abc import Iterator
 from itertools import compress, repeat
 from typing import Any
 
+import aliascheck.mutability as mutability
+
 _CONTAINERS = (dict, list, tuple, set, frozenset)
-_MUTABLE = (dict, list, set, bytearray)
 SKIP_MODULES = ("threading", "queue", "_thread", "multiprocessing", "torch.multiprocessing", "concurrent")
 
 
@@ -49,24 +51,10 @@ def trusted(owner_type: type) -> bool:
 
 _NOT_PLAIN = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
 
-
-def is_plain_object(obj: Any) -> bool:
-    """An instance with attributes worth following (not a module, class or function)."""
-    return hasattr(obj, "__dict__") and not isinstance(obj, _NOT_PLAIN)
-
-
-def is_buffer(obj: Any) -> bool:
-    """A numpy array or torch tensor (without importing either)."""
-    module = type(obj).__module__ or ""
-    return module.startswith(("numpy", "torch")) and hasattr(obj, "shape") and hasattr(obj, "dtype")
-
-
-def is_mutable(obj: Any) -> bool:
-    if isinstance(obj, _MUTABLE):
-        return True
-    if is_buffer(obj):
-        return True
-    return is_plain_object(obj) and not callable(obj)
+# What is an object worth following, a buffer, mutable: one table (aliascheck.mutability).
+is_plain_object = mutability.has_attributes
+is_buffer = mutability.is_buffer
+is_mutable = mutability.is_mutable
 
 
 def parts(obj: Any, path: str, depth: int, walk_objects: bool) -> Iterator[tuple[str, Any]]:
@@ -86,8 +74,8 @@ def parts(obj: Any, path: str, depth: int, walk_objects: bool) -> Iterator[tuple
 
 
 # Leaves that can hold nothing: never walked into, never yielded as parts.
-_ATOMIC = frozenset({int, float, str, bytes, bool, type(None), complex})
-_DESCEND = (dict, list, tuple)
+_ATOMIC = mutability.ATOMS
+_DESCEND = (dict, list, tuple, deque)
 
 
 def _all_atomic(values: Any) -> bool:
@@ -100,19 +88,15 @@ def _children(node: Any, where: str, walk_objects: bool) -> list[tuple[str, Any]
         if _all_atomic(node.values()):
             return []
         return [(f"{where}[{k!r}]", v) for k, v in list(node.items()) if type(v) not in _ATOMIC]
-    if isinstance(node, (list, tuple)):
+    if isinstance(node, (list, tuple, deque)):
         if _all_atomic(node):
             return []
-        return [(f"{where}[{i}]", v) for i, v in enumerate(node) if type(v) not in _ATOMIC]
+        return [(f"{where}[{i}]", v) for i, v in enumerate(list(node)) if type(v) not in _ATOMIC]
     if walk_objects and is_plain_object(node):
         module = type(node).__module__ or ""
         if module.startswith(SKIP_MODULES):
             return []
-        try:
-            attrs = dict(vars(node))
-        except TypeError:
-            return []
-        return [(f"{where}.{k}", v) for k, v in attrs.items()
+        return [(f"{where}.{k}", v) for k, v in mutability.attributes(node)
                 if type(v) not in _ATOMIC and (not callable(v) or isinstance(v, _CONTAINERS))]
     return []
 

@@ -13,10 +13,11 @@ import copyreg
 from typing import Any
 
 import aliascheck.handlers as handlers
+import aliascheck.mutability as mutability
 
 from .shadow import Opaque, Stub, Truncated, qualname_of, stub_type
 
-_ATOMS = (type(None), bool, int, float, complex, str, bytes)
+_ATOMS = mutability.ATOMS
 
 
 class _Walk:

@@ -39,7 +39,6 @@ errors, and the user's exceptions pass through unchanged.
 
 from __future__ import annotations
 
-import collections
 import copy as _copy
 import dataclasses
 import dis
@@ -55,6 +54,7 @@ from collections.abc import Callable
 from typing import Any
 
 import aliascheck.ledger as _ledger
+import aliascheck.mutability as mutability
 import aliascheck.sites as sites
 from aliascheck.diff import Change, diff
 from aliascheck.discovery import Discovery
@@ -69,9 +69,6 @@ HIT_CHECK_BYTES = 16 * 1024  # a value whose fingerprint is larger is checked at
 
 _LRU_TYPE = type(functools.lru_cache(lambda: None))  # functools._lru_cache_wrapper
 _CACHED_PROPERTY: type = getattr(functools.cached_property, "__aliascheck_original__", functools.cached_property)
-_ATOMS = frozenset({type(None), bool, int, float, complex, str, bytes, range, type(Ellipsis), types.FunctionType,
-                    types.BuiltinFunctionType, type})
-_CONTAINERS = frozenset({dict, list, set, bytearray, collections.deque, collections.OrderedDict, collections.Counter})
 _MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse", "update",
                        "setdefault", "popitem", "add", "discard", "difference_update", "intersection_update",
                        "symmetric_difference_update", "appendleft", "extendleft", "popleft", "rotate",
@@ -87,39 +84,26 @@ _tls = threading.local()
 
 # -- what is judged ------------------------------------------------------------------
 def _atomic(value: Any) -> bool:
-    """Immutable all the way down, judged by type alone (a short tuple's items looked at)."""
-    kind = type(value)
-    if kind in _ATOMS:
-        return True
-    if kind is tuple or kind is frozenset:
-        return len(value) <= 16 and all(type(v) in _ATOMS for v in value)
-    return False
-
-
-def _data(value: Any) -> bool:
-    """Plain data whose edits are a caller's, not an object's own workings (a service's state)."""
-    kind = type(value)
-    if kind in _CONTAINERS or kind is types.SimpleNamespace:
-        return True
-    if kind is tuple:
-        return not _atomic(value)
-    return dataclasses.is_dataclass(kind)
+    """Immutable all the way down, or code: judged by type alone (aliascheck.mutability's table)."""
+    return type(value) in mutability.CODE or mutability.immutable(value)
 
 
 def _parts(value: Any) -> Any:
     if isinstance(value, dict):
         return value.values()
-    if type(value) in _CONTAINERS or type(value) is tuple:
+    if isinstance(value, (*mutability.CONTAINERS, tuple)):
         return value
-    return vars(value).values() if hasattr(value, "__dict__") else ()
+    if mutability.is_buffer(value):
+        return (value,)  # an array or tensor holds data: never a store
+    return [v for _, v in mutability.attributes(value)]
 
 
 def _store(value: Any) -> bool:
     """A store rather than a result: empty, or holding only empty containers (``{"handlers": []}``)."""
     parts = _parts(value)
-    if not parts:
+    if not len(parts):
         return True
-    return len(parts) <= 64 and all(type(v) in _CONTAINERS and not v for v in parts)
+    return len(parts) <= 64 and all(isinstance(v, mutability.CONTAINERS) and not v for v in parts)
 
 
 def _in_scope(fn: Any) -> bool:
@@ -257,7 +241,7 @@ class _Cache:
         key = hash((*args, _KWARGS, *kwargs.items()) if kwargs else args)
         with self.lock:
             self.judged.pop(key, None)
-            if _data(value) and not _store(value):
+            if mutability.plain_data(value) and not _store(value):
                 if len(self.judged) >= MAX_KEYS:
                     self.judged.pop(next(iter(self.judged)))
                 self.judged[key] = id(value)
@@ -416,7 +400,7 @@ def _watched_property(prop: Any) -> Any:
 
 def _computed(led: Any, prop: Any, instance: Any, value: Any) -> None:
     name = prop.attrname
-    if not name or not _data(value) or _store(value) or not _in_scope(prop.func):
+    if not name or not mutability.plain_data(value) or _store(value) or not _in_scope(prop.func):
         return
     cls = type(instance)
     if _maintained(cls, name, prop.func):
@@ -523,7 +507,7 @@ def _copying(original: Any, kind: str) -> Any:
     def copying(obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         result = original(obj, *args, **kwargs)
         led = _ledger.current
-        if led is None or not led.recording or result is obj or type(obj) in _ATOMS or type(obj) in _CONTAINERS:
+        if led is None or not led.recording or result is obj or _atomic(obj) or isinstance(obj, mutability.CONTAINERS):
             return result
         try:
             _copied(led, obj, result, kind, sys._getframe(1))
@@ -544,7 +528,8 @@ def _copied(led: Any, obj: Any, new: Any, kind: str, caller: Any) -> None:
     ours, theirs = vars(obj), vars(new)
     shared = []
     for name, value in theirs.items():
-        if ours.get(name) is value and _data(value) and not isinstance(getattr(cls, name, None), _CACHED_PROPERTY):
+        if (ours.get(name) is value and mutability.plain_data(value)
+                and not isinstance(getattr(cls, name, None), _CACHED_PROPERTY)):
             shared.append((name, value, fingerprint(value)))
     if not shared:
         return

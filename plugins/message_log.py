@@ -31,6 +31,7 @@ from typing import Any
 import xxhash
 
 import aliascheck.ledger as _ledger
+import aliascheck.mutability as mutability
 import aliascheck.sites as sites
 from aliascheck.diff import Change, diff
 from aliascheck.fingerprint import Fingerprint, fingerprint
@@ -42,13 +43,11 @@ MP_QUEUE = "multiprocessing.Queue"
 THREAD_POOL = "concurrent.futures.ThreadPoolExecutor.submit"
 PROCESS_POOL = "concurrent.futures.ProcessPoolExecutor.submit"
 THREAD = "threading.Thread"
+ASYNC_QUEUE = "asyncio.Queue"
+PROCESS = "multiprocessing.Process"
+POOL = "multiprocessing.pool.Pool"
 PICKLE = "pickle.dumps"
 
-# Immutable by type: a message made only of these cannot change after the handover.
-_ATOMS = frozenset({type(None), bool, int, float, complex, str, bytes, range, type(Ellipsis),
-                    type(NotImplemented)})
-_NESTED = frozenset({tuple, frozenset})
-_SHALLOW = _ATOMS | _NESTED
 # Shared by design: channels, synchronisation, files. Never part of a message's value (a queue handed
 # to a thread fills up, an event is set); an argument of these types is left out.
 _PLUMBING = (queue.Queue, _queue.SimpleQueue, _mq.Queue, _mq.SimpleQueue, _mp_connection.Connection,
@@ -136,17 +135,6 @@ os.register_at_fork(after_in_child=_forked)
 
 
 # -- the per-message path ------------------------------------------------------
-def _immutable(obj: Any, depth: int = 4) -> bool:
-    kind = type(obj)
-    if kind in _ATOMS:
-        return True
-    if kind not in _NESTED or not depth:
-        return False
-    if _ATOMS.issuperset(map(type, obj)):
-        return True
-    return _SHALLOW.issuperset(map(type, obj)) and all(_immutable(x, depth - 1) for x in obj if type(x) in _NESTED)
-
-
 _plumbing_types: dict[type, bool] = {}
 
 
@@ -163,7 +151,7 @@ def _plumbing(kind: type) -> bool:
 
 def _skipped(kind: type, obj: Any) -> bool:
     """Whether a message of type *kind* is not recorded: immutable, or a channel or lock itself."""
-    return _immutable(obj) if kind in _NESTED else _plumbing(kind)
+    return mutability.immutable(obj) if kind in mutability.FROZEN else _plumbing(kind)
 
 
 def _recording() -> Any:
@@ -197,8 +185,8 @@ def _snapshot(obj: Any) -> Any:
     """The message's value: a C pickle for a flat container of atoms (no hashing needed to
     compare), a fingerprint for anything else."""
     kind = type(obj)
-    if (kind is dict and _ATOMS.issuperset(map(type, obj.values()))) or (
-            kind is list and _ATOMS.issuperset(map(type, obj))):
+    if (kind is dict and mutability.ATOMS.issuperset(map(type, obj.values()))) or (
+            kind is list and mutability.ATOMS.issuperset(map(type, obj))):
         try:  # a key is hashable: an atom, or an object pickle reduces as it is
             # The protocol multiprocessing's feeder uses: its bytes then compare with these as they are.
             return _pickle.dumps(obj, _PROTOCOL)
@@ -275,7 +263,7 @@ def _receive(key: Any) -> None:
         try:
             args, kwargs = msg.obj
             taken = _taken.setdefault(id(msg.led), set())
-            taken.update(id(x) for x in (*args, *kwargs.values()) if type(x) not in _ATOMS)
+            taken.update(id(x) for x in (*args, *kwargs.values()) if type(x) not in mutability.ATOMS)
         except Exception as exc:  # pragma: no cover - (args, kwargs) is this module's own tuple
             _internal(msg.led, msg.owner, exc)
 
