@@ -74,12 +74,27 @@ def _function(value: Any) -> bool:
     return isinstance(value, types.FunctionType)
 
 
-def watch(cls: type) -> Callable[[], None] | None:
-    """Wrap the state methods *cls* defines; None when it implements no state protocol."""
+# Methods never wrapped for the adopted-state look: object machinery, not the node's work.
+_MACHINERY = frozenset({"__init__", "__new__", "__del__", "__getattr__", "__getattribute__", "__setattr__",
+                        "__delattr__", "__repr__", "__str__", "__eq__", "__ne__", "__hash__", "__init_subclass__",
+                        "__class_getitem__", "__reduce__", "__reduce_ex__", "__copy__", "__deepcopy__", "__len__",
+                        "__bool__", "__format__", "__dir__", "__sizeof__", "__subclasshook__"})
+
+
+def watch(cls: type, calls: bool = False) -> Callable[[], None] | None:
+    """Wrap the state methods *cls* defines; None when it implements no state protocol.
+
+    *calls* (the project's classes): its other methods get a light wrapper too, after which a
+    node that adopted part of a loaded state is looked at, so that what changed while it held
+    the part is its own (a library's node is judged by what it holds at the check).
+    """
     state, load = methods(cls)
     if not state and not load:
         return None
-    return instrument(cls, state=state, load=load)
+    skip = _MACHINERY.union(name for pair in PROTOCOLS for name in pair)
+    others = [name for name, value in cls.__dict__.items()
+              if isinstance(value, types.FunctionType) and name not in skip] if calls else []
+    return instrument(cls, state=state, load=load, calls=others)
 
 
 def watch_all(classes: Iterable[type]) -> Callable[[], None]:
@@ -156,10 +171,15 @@ class Discovery:
             file = getattr(sys.modules.get(cls.__module__), "__file__", None) or ""
         if not self.in_scope(file):
             return
-        undo = watch(cls)
+        undo = watch(cls, calls=self.in_project(file))
         if undo is not None:
             with self._lock:
                 self.watched[cls] = undo
+
+    def in_project(self, file: str) -> bool:
+        """Under the project's roots and not an installed package, whatever the scope."""
+        path = os.path.abspath(file)
+        return path.startswith(self.roots) and not any(p in path for p in _PACKAGES)
 
     def in_scope(self, file: str) -> bool:
         known = self._files.get(file)

@@ -102,9 +102,17 @@ def instrument(
     iterate: Iterable[str] = (),
     init: bool = False,
     kind: str | None = None,
+    calls: Iterable[str] = (),
 ) -> Callable[[], None]:
-    """Wrap *cls*'s state methods; returns one undo for all of them."""
+    """Wrap *cls*'s state methods; returns one undo for all of them.
+
+    *calls*: its other methods, after which a node that adopted a loaded state is looked at
+    (did it let go of what it adopted? see :meth:`Ledger.after_call`).
+    """
     undos = []
+    for name in calls:
+        if name in cls.__dict__:
+            undos.append(patch(cls, name, _call))
     for name in state:
         if name in cls.__dict__:
             undos.append(patch(cls, name, functools.partial(_handover, kind=kind or name)))
@@ -166,6 +174,18 @@ def _reentry(original: Any, kind: str) -> Any:
         return result
 
     return load
+
+
+def _call(original: Any) -> Any:
+    @functools.wraps(original)
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        led = _ledger.current
+        if led is not None and led.adopters and id(self) in led.adopters and not guard.busy():
+            led.after_call(self)
+        return result
+
+    return method
 
 
 def _root(original: Any) -> Any:

@@ -54,6 +54,7 @@ CHECKS: dict[str, str] = {
     "delivery": "delivery to the consumer",
     "reentry": "re-entry (reset/load_state_dict)",
     "load": "the load itself: the state it was given, before and after",
+    "adopted": "the loading node's next state call or its death: what it kept at the load",
     "teardown": "teardown, after stepping the test's root nodes",
     "harness": "the harness, after stepping the node",
     "alias-probe": "the alias probe at handover",
@@ -83,6 +84,11 @@ CHANNELS: dict[str, tuple[str, str]] = {
     "threading.Thread": (
         "Thread(args=...)", "pass a copy in args/kwargs, or do not change it before the thread starts"),
     "pickle.dumps": ("dumps", "do not change an out-of-band buffer before loads, or pickle it in-band"),
+    "asyncio.Queue": ("put", "put a copy, or do not change it after put"),
+    "multiprocessing.Process": (
+        "Process(args=...)", "pass a copy in args/kwargs, or do not change it before start() (a fork copies then)"),
+    "multiprocessing.pool.Pool": (
+        "apply_async/map_async/imap", "pass a copy, or do not change it before its result is taken (get())"),
 }
 
 # The state methods whose body decides what leaves an owner: the "let out" line of a bug.

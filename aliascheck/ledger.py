@@ -81,12 +81,15 @@ class Ledger:
         self.sink: Callable[[list[Finding]], None] | None = None
         self.process = ""
         self._prune_at = PRUNE_AT
+        # id(node) -> the record of the state it adopted parts of at its last load
+        self.adopters: dict[int, Record] = {}
 
     # -- lifecycle -------------------------------------------------------
     def begin(self, test: str | None, ignore: tuple[str, ...] = ()) -> None:
         with self.lock:
             self._prune_at = PRUNE_AT
             self.records.clear()
+            self.adopters.clear()
             self.parts.clear()
             self.roots.clear()
             self.test, self.extra_ignore = test, ignore
@@ -94,7 +97,7 @@ class Ledger:
             self._labels.clear()
             self._label_counts.clear()
             self.test_thread = threading.get_ident()
-            keepers.fresh_look()
+            keepers.teardown_round(False)
             # Workers already running belong to earlier tests (or to no test at all).
             self._older_threads = {t.ident for t in threading.enumerate()} - {self.test_thread}
             self.recording = True
@@ -119,6 +122,7 @@ class Ledger:
             self.recording = False
             self.owning = False
             self.records.clear()
+            self.adopters.clear()
             self.parts.clear()
             self.roots.clear()
 
@@ -183,6 +187,8 @@ class Ledger:
         """
         if not self.recording or os.getpid() != self.pid or obj is None or self._stale(owner):
             return
+        if self.adopters and (adopted := self.adopters.get(id(owner))) is not None:
+            self._look_again(adopted, "adopted")  # the node's next state call: what it adopted
         # Inner state methods that returned obj itself (get_state() under state_dict()) are
         # the same handover; the list must not hold obj, or it would count as a keeper.
         # A plain loop: a comprehension naming obj would make it a cell, and a cell left
@@ -283,6 +289,8 @@ class Ledger:
         """
         if not self.recording or os.getpid() != self.pid or state is None:
             return None
+        if self.adopters and (adopted := self.adopters.pop(id(node), None)) is not None and adopted.obj is not state:
+            self._look_again(adopted, "adopted")  # loading anew: what it adopted at its last load
         buffers: list[Any] = []  # the tensors/arrays in it, met by the fingerprint's own pass
         now = fingerprint(state, seen=buffers, seen_types=probe.buffer_types())  # after_load's baseline too
         back: list[tuple[Record, int]] = []
@@ -334,6 +342,7 @@ class Ledger:
         rec = self.records.get(id(state))
         if rec is None or rec.obj is not state or rec.flagged:
             return
+        self._note_adopted(rec, node)
         fp = fingerprint(state)
         with self.lock:
             self.stats.checked += 1
@@ -365,6 +374,56 @@ class Ledger:
             )
             rec.fp = fp  # reported once: later checks compare with the state as the load left it
             rec.flagged = rec.flagged or bool(found)
+
+    def _note_adopted(self, rec: Record, node: Any) -> None:
+        """What a project's node kept of the state it loaded: judged from now on whether or not the
+        node still holds it, at its next state call, at its death and at teardown.
+
+        Library nodes (trusted: torch's, torchdata's) keep by design and are judged by what
+        they hold at the check, with no walk per load.
+        """
+        if rec.handover.kind not in LOAD_METHODS or probe.trusted(type(node)):
+            return
+        rec.adopted = probe.aliases(rec.obj, node, type(node).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT)
+        if not rec.adopted:
+            return
+        self.adopters[id(node)] = rec
+        try:
+            weakref.finalize(node, self._adopter_gone, id(node), rec)
+        except TypeError:  # not weakly referenceable: its next state call and teardown still look
+            pass
+
+    def after_call(self, node: Any) -> None:
+        """After a method of a node that adopted part of a loaded state: if it let go of what it
+        adopted (``self.buf = self.buf[n:]``), what changed while it held it is its doing, judged
+        now; later changes are no longer its own (the caller may edit its checkpoint)."""
+        rec = self.adopters.get(id(node))
+        if rec is None or rec.flagged or self.records.get(id(rec.obj)) is not rec:
+            return
+        if probe.aliases(rec.obj, node, type(node).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT):
+            return  # still holds it: judged as any load, at the next look
+        self._look_again(rec, "adopted")
+        with self.lock:
+            rec.adopted = []
+            if self.adopters.get(id(node)) is rec:
+                del self.adopters[id(node)]
+            rec.fp = fingerprint(rec.obj)
+
+    def _adopter_gone(self, key: int, rec: Record) -> None:
+        if self.adopters.get(key) is rec:
+            del self.adopters[key]
+        if self.recording and os.getpid() == self.pid and self.records.get(id(rec.obj)) is rec:
+            self._look_again(rec, "adopted")
+
+    def _look_again(self, rec: Record, check: str, local_refs: int = 0) -> None:
+        """Judge a loaded state again now, while the caller (or anyone but the ledger) holds it."""
+        if rec.flagged or not keepers.held_elsewhere(rec, local_refs):
+            return
+        fp = fingerprint(rec.obj)
+        with self.lock:
+            self.stats.checked += 1
+            if not rec.flagged and fp.digest != rec.fp.digest and keepers.kept(self.records, rec, local_refs):
+                self._judge(rec, fp, check)
 
     def _index_parts(self, rec: Record, inner: list[tuple[Any, Any]], buffers: list[Any]) -> None:
         """Remember the live parts of a snapshot, to follow them wherever they go.
@@ -429,7 +488,7 @@ class Ledger:
             return not rec.flagged and fp.digest != rec.fp.digest and self._judge(rec, fp, check)
 
     def verify_all(self, check: str) -> None:
-        keepers.fresh_look()
+        keepers.teardown_round()
         with self.lock:
             records = list(self.records.values())
         for rec in records:
@@ -464,6 +523,7 @@ class Ledger:
             # elsewhere in the caller's state is not this node's doing.
             node = rec.owner()
             shares = [] if node is None else probe.aliases(rec.obj, node, type(node).__name__)
+            shares = [*shares, *(pair for pair in rec.adopted if pair not in shares)]  # kept at the load
             changes = [c for c in changes if any(c.path.startswith(path) for path, _ in shares)]
         elif not rec.always and changes and (node := rec.owner()) is not None:
             # A change counts only in what the snapshot shares with live state: the holder

@@ -20,7 +20,7 @@ class Settings:
 
 class Record:
     __slots__ = ("handover", "obj", "fp", "owner", "owner_type", "nested", "always", "flagged", "aliases", "shares",
-                 "adopter")
+                 "adopter", "adopted")
 
     def __init__(self, handover: Handover, obj: Any, fp: Fingerprint, owner: Any, always: bool) -> None:
         self.handover = handover
@@ -34,6 +34,9 @@ class Record:
         self.aliases: list[tuple[str, str]] = []  # what the probe found at this handover: warned about if unchanged
         self.shares: list[tuple[str, str]] = []  # (snapshot path, live path) of its owner type: names a change
         self.adopter: Any = None  # a weak reference to another node this very snapshot was loaded into
+        # (snapshot path, live path) of what the loading node kept when its load returned: judged even
+        # after the node let go of it (``self.buf = self.buf[n:]``), since it changed while held.
+        self.adopted: list[tuple[str, str]] = []
 
 
 def weak(obj: Any) -> Any:
