@@ -15,6 +15,7 @@ import sys
 import types
 from typing import Any
 
+import aliascheck.mutability as mutability
 import aliascheck.probe as probe
 import aliascheck.sites as sites
 
@@ -102,7 +103,7 @@ def _referenced_parts(root: Any, owned: list[Any], depth: int = 4) -> tuple[list
             if not isinstance(node, dict) or len(node) > WIDTH:
                 continue
             for key, value in list(node.items()):
-                if not isinstance(value, (dict, list, set, bytearray)) or id(value) in inside:
+                if not isinstance(value, mutability.CONTAINERS) or id(value) in inside:
                     continue
                 inside.add(id(value))
                 where = f"{path}[{key!r}]"
@@ -130,9 +131,10 @@ def held_by(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
         return False
     # Only what is reachable keeps: a holder that is cyclic garbage (a dropped mock that
     # recorded the checkpoint) would otherwise decide the verdict by when the collector
-    # last ran. Collected once per look, and only when a keeper would be confirmed.
-    if not _collected.done:
-        _collected.done = True
+    # last ran. Collected once per teardown round, only when a keeper would be confirmed
+    # (never in a worker's hot path mid-test, where it would only shift the timing).
+    if _collected.due:
+        _collected.due = False
         gc.collect()
         return _referred(obj, ignore, inside, depth)
     return True
@@ -175,7 +177,8 @@ def _held_in_fork(obj: Any, ignore: set[int], depth: int = 10, width: int = 512)
         seen.add(id(referrers))
         following = []
         for ref in referrers:
-            if id(ref) in seen or isinstance(ref, _PASSING) or _call_record(ref) or _ours(ref) or _started_with(ref):
+            if (id(ref) in seen or isinstance(ref, _PASSING) or _call_record(ref) or _ours(ref) or _started_with(ref)
+                    or id(ref) in sites.dead_globals):
                 continue
             if isinstance(ref, types.ModuleType):
                 return True
@@ -205,15 +208,16 @@ def _ours(ref: Any) -> bool:
 
 
 class _Collected:
-    done = False  # one flag for every thread: a worker's look and the teardown's share a round
+    due = False  # one flag for every thread
 
 
 _collected = _Collected()
 
 
-def fresh_look() -> None:
-    """A new round of judging (a test begins, its teardown check starts): garbage may be new."""
-    _collected.done = False
+def teardown_round(starting: bool = True) -> None:
+    """A teardown round of judging begins (garbage may be new: collect before confirming a
+    keeper), or the test body runs again (*starting* False: no collection)."""
+    _collected.due = starting
 
 
 def _call_record(ref: Any) -> bool:
