@@ -38,11 +38,14 @@ gave out.
 
 from __future__ import annotations
 
+import asyncio.queues as _aq
 import concurrent.futures._base as _cf_base
 import concurrent.futures.process as _cf_process
 import concurrent.futures.thread as _cf_thread
 import functools
 import multiprocessing.connection as _mp_connection
+import multiprocessing.pool as _mp_pool
+import multiprocessing.process as _mp_process
 import multiprocessing.queues as _mq
 import os
 import pickle
@@ -54,14 +57,16 @@ from typing import Any
 
 import aliascheck.plugins.message_log as message_log
 from aliascheck.plugins.message_log import (
-    _ATOMS,
     _MP_FILES,
     _NO_FILES,
     _PROCESS_POOL_FILES,
     _QUEUE_FILES,
     _THREAD_POOL_FILES,
+    ASYNC_QUEUE,
     MP_QUEUE,
     PICKLE,
+    POOL,
+    PROCESS,
     PROCESS_POOL,
     QUEUE,
     SIMPLE_QUEUE,
@@ -71,7 +76,6 @@ from aliascheck.plugins.message_log import (
     _count,
     _digest,
     _fed,
-    _immutable,
     _internal,
     _judge_buffer,
     _lock,
@@ -89,6 +93,7 @@ from aliascheck.plugins.message_log import (
     _unsend,
 )
 
+import aliascheck.mutability as mutability
 from aliascheck.discovery import Discovery
 from aliascheck.hookspecs import hookimpl
 from aliascheck.instrument import patch, project_namespaces, rebind, undo_all
@@ -108,7 +113,7 @@ def _put(original: Any, owner: str, skip: frozenset[str], store: dict[int, _Mess
     @functools.wraps(original)
     def put(self: Any, item: Any, block: bool = True, timeout: float | None = None) -> Any:
         kind = type(item)
-        if kind in _ATOMS or (kind is tuple and _ATOMS.issuperset(map(type, item))) \
+        if kind in mutability.ATOMS or (kind is tuple and mutability.ATOMS.issuperset(map(type, item))) \
                 or (led := _recorder(kind, item)) is None:
             return original(self, item, block, timeout)
         msg = _send(store, item, item, owner, self, skip, led)
@@ -127,7 +132,7 @@ def _get(original: Any) -> Any:
     @functools.wraps(original)
     def get(self: Any, block: bool = True, timeout: float | None = None) -> Any:
         item = original(self, block, timeout)
-        if _received and type(item) not in _ATOMS:
+        if _received and type(item) not in mutability.ATOMS:
             _receive(item)
         if _pickled:
             _synchronized()
@@ -151,13 +156,15 @@ def _synchronizing(original: Any) -> Any:
     return receive
 
 
-def _put_nowait(original: Any) -> Any:
+def _put_nowait(original: Any, owner: str = SIMPLE_QUEUE, skip: frozenset[str] = _NO_FILES) -> Any:
+    """``put_nowait(item)``: a ``SimpleQueue``'s, or an ``asyncio.Queue``'s (its ``await put()`` ends here)."""
+
     @functools.wraps(original)
     def put_nowait(self: Any, item: Any) -> Any:
         kind = type(item)
-        if kind in _ATOMS or (led := _recorder(kind, item)) is None:
+        if kind in mutability.ATOMS or (led := _recorder(kind, item)) is None:
             return original(self, item)
-        msg = _send(_received, item, item, SIMPLE_QUEUE, self, _NO_FILES, led)
+        msg = _send(_received, item, item, owner, self, skip, led)
         try:
             return original(self, item)
         except BaseException:
@@ -171,7 +178,7 @@ def _get_nowait(original: Any) -> Any:
     @functools.wraps(original)
     def get_nowait(self: Any) -> Any:
         item = original(self)
-        if _received and type(item) not in _ATOMS:
+        if _received and type(item) not in mutability.ATOMS:
             _receive(item)
         return item
 
@@ -231,7 +238,7 @@ def _feeding(original: Any) -> Any:
 
 # -- executors and threads --------------------------------------------------------
 def _call_immutable(args: Any, kwargs: Any) -> bool:
-    return _immutable(args) and all(type(v) in _ATOMS or _immutable(v) for v in kwargs.values())
+    return mutability.immutable(args) and all(map(mutability.immutable, kwargs.values()))
 
 
 def _call(args: Any, kwargs: Any) -> tuple[Any, Any]:
@@ -281,7 +288,7 @@ def _thread_init(original: Any) -> Any:
             return
         try:
             call = _call(getattr(self, "_args", ()), getattr(self, "_kwargs", None) or {})
-            if not call[1] and _immutable(call[0]):  # a kwargs dict is the caller's own: it may change
+            if not call[1] and mutability.immutable(call[0]):  # a kwargs dict is the caller's own: it may change
                 return
             name = _name(getattr(self, "_target", None)) or type(self).__name__
         except Exception as exc:
@@ -306,6 +313,86 @@ def _bootstrap_inner(original: Any) -> Any:
 
 def _name(fn: Any) -> str:
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or ""
+
+
+# -- multiprocessing.Process and Pool ---------------------------------------------
+_ASYNC_FILES = frozenset({_aq.Queue.put_nowait.__code__.co_filename})
+_PROCESS_FILES = frozenset({_mp_process.BaseProcess.__init__.__code__.co_filename})
+_POOL_FILES = frozenset({_mp_pool.Pool.apply_async.__code__.co_filename})
+
+
+def _process_init(original: Any) -> Any:
+    """``Process(target, args=..., kwargs=...)``: what the child gets is copied at ``start()`` (a fork
+    copies memory then, spawn pickles then), so a change before ``start()`` reaches it."""
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        if (led := _recording()) is None:
+            return
+        try:
+            call = _call(tuple(getattr(self, "_args", ())), dict(getattr(self, "_kwargs", None) or {}))
+            if _call_immutable(*call):
+                return
+            name = _name(getattr(self, "_target", None)) or type(self).__name__
+        except Exception as exc:
+            _internal(led, PROCESS, exc)
+            return
+        _send(_received, self, call, PROCESS, name, _PROCESS_FILES, led, call=True)
+
+    return __init__
+
+
+def _process_start(original: Any) -> Any:
+    @functools.wraps(original)
+    def start(self: Any) -> Any:
+        if _received:
+            _receive(self)  # the child takes its copy now; after start() the arguments are the parent's again
+        return original(self)
+
+    return start
+
+
+def _pool_call(original: Any, mapping: bool) -> Any:
+    """``apply_async(func, args, kwds)``, ``map_async``/``starmap_async``/``imap``/``imap_unordered(func,
+    iterable)``: a task handler thread pickles the arguments later. Judged when the sender takes the
+    result (``get()``, ``wait()``, ``next()``): by then they were sent, and they are the sender's again."""
+
+    @functools.wraps(original)
+    def call(self: Any, func: Any, args: Any = (), *rest: Any, **kwargs: Any) -> Any:
+        result = original(self, func, args, *rest, **kwargs)
+        if (led := _recording()) is None:
+            return result
+        value: tuple[tuple[Any, ...], dict[str, Any]]
+        try:
+            if mapping:
+                if not isinstance(args, (list, tuple)):  # a generator is consumed later: not a value to keep
+                    return result
+                value = (tuple(args), {})
+            else:
+                kwds = rest[0] if rest else kwargs.get("kwds") or {}
+                value = _call(tuple(args), dict(kwds))
+            if _call_immutable(*value):
+                return result
+        except Exception as exc:
+            _internal(led, POOL, exc)
+            return result
+        _send(_received, result, value, POOL, _name(func), _POOL_FILES, led, call=True)
+        return result
+
+    return call
+
+
+def _pool_result(original: Any) -> Any:
+    """``AsyncResult.get``/``wait``, ``IMapIterator.next``: the sender takes a task's result."""
+
+    @functools.wraps(original)
+    def take(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _received:
+            _receive(self)
+        return original(self, *args, **kwargs)
+
+    return take
 
 
 # -- pickle protocol 5 out-of-band buffers ----------------------------------------
@@ -420,6 +507,16 @@ def _patch() -> list[Callable[[], None]]:
               functools.partial(_work_item, store=_pickled, owner=PROCESS_POOL, skip=_PROCESS_POOL_FILES,
                                 by_kwargs=True)),
         patch(threading.Thread, "__init__", _thread_init),
+        patch(_aq.Queue, "put_nowait", functools.partial(_put_nowait, owner=ASYNC_QUEUE, skip=_ASYNC_FILES)),
+        patch(_aq.Queue, "get_nowait", _get_nowait),
+        patch(_mp_process.BaseProcess, "__init__", _process_init),
+        patch(_mp_process.BaseProcess, "start", _process_start),
+        *(patch(_mp_pool.Pool, name, functools.partial(_pool_call, mapping=name != "apply_async"))
+          for name in ("apply_async", "map_async", "starmap_async", "imap", "imap_unordered")),
+        patch(_mp_pool.ApplyResult, "get", _pool_result),
+        patch(_mp_pool.ApplyResult, "wait", _pool_result),
+        patch(_mp_pool.IMapIterator, "next", _pool_result),
+        patch(_mp_pool.IMapIterator, "__next__", _pool_result),
         patch(threading.Thread, "_bootstrap_inner", _bootstrap_inner),
         patch(pickle, "dumps", _dumps),
         patch(pickle, "dump", _dumps),
