@@ -235,3 +235,144 @@ def test_a_load_writing_into_a_throwaway_is_not_a_finding(pytester, loaded):
     popped from, so it is judged as loads are, not at once."""
     result = run(pytester, CYCLIC.replace("LOADED", loaded))
     result.assert_outcomes(passed=2)
+
+
+CONTAINERS = """
+    import array
+    import copy
+    from collections import OrderedDict, deque
+
+    import pytest
+
+    KEPT = []
+
+    class Slotted:
+        __slots__ = ("items",)
+        def __init__(self): self.items = []
+
+    class Attrs:
+        def __init__(self): self.items = []
+
+    MAKE = {"deque": deque, "array": lambda: array.array("i"), "bytearray": bytearray, "set": set,
+            "ordereddict": OrderedDict, "slots": Slotted, "attrs": Attrs, "list": list}
+
+    def grow(x, i):
+        if isinstance(x, (deque, array.array, bytearray, list)): x.append(i)
+        elif isinstance(x, set): x.add(i)
+        elif isinstance(x, dict): x[i] = i
+        else: x.items.append(i)
+
+    @pytest.mark.parametrize("kind", sorted(MAKE))
+    def test_kept(kind):
+        class Source:
+            def __init__(self): self.pos = {"seen": MAKE[kind]()}
+            def get_state(self): return {"seen": COPY(self.pos["seen"])}
+            def reset(self, initial_state=None): pass
+        s = Source()
+        KEPT.append(s.get_state())
+        for i in range(3):
+            grow(s.pos["seen"], i)
+"""
+
+
+@pytest.mark.parametrize(("copy", "outcome"), [("", "failed"), ("copy.deepcopy", "passed")])
+def test_every_mutable_container_is_a_container(pytester, copy, outcome):
+    """A deque, array, bytearray, set, dict subclass or __slots__ object handed out live and then changed
+    is flagged as a list is; the copying twin stays clean."""
+    result = run(pytester, CONTAINERS.replace("COPY", copy))
+    result.assert_outcomes(**{outcome: 8})
+    if outcome == "failed":
+        result.stdout.fnmatch_lines(["*Source.get_state (test_user.py:*) hands out live pos[[]'seen'[]]*"])
+
+
+CACHED = """
+    import functools
+    from collections import defaultdict
+
+    import numpy as np
+
+    @functools.lru_cache(maxsize=None)
+    def table(n):
+        return np.arange(n, dtype=float)
+
+    @functools.lru_cache(maxsize=None)
+    def implications():
+        rules = defaultdict(set)
+        rules["a"].add("b")
+        return rules
+
+    def test_cache():
+        BODY
+"""
+
+
+@pytest.mark.parametrize(("body", "outcome"), [
+    ("t = table(3); t[0] = 9.0; table(3)", "failed"),  # an array is plain data: edited after hand-out
+    ("t = table(3).copy(); t[0] = 9.0; table(3)", "passed"),
+    ("r = implications(); r['x']; r['y']; implications()", "passed"),  # a read that auto-vivifies
+    ("r = implications(); r['x'].add('z'); implications()", "failed"),  # a real edit
+])
+def test_arrays_are_cache_values_and_a_defaultdict_read_is_no_edit(pytester, body, outcome):
+    """An ndarray from lru_cache edited in place is judged like a list; reading a missing key of a
+    cached defaultdict (sympy's FactRules.full_implications) only auto-vivifies: not the caller's edit."""
+    result = run(pytester, CACHED.replace("BODY", body))
+    result.assert_outcomes(**{outcome: 1})
+
+
+ADOPTING = """
+    KEPT = []
+
+    class Buffered:
+        def __init__(self): self.buf = []
+        def state_dict(self): return {"buf": list(self.buf)}
+        def load_state_dict(self, sd): self.buf = COPY(sd["buf"])
+        def push(self, x): self.buf.append(x)
+        def flush(self, n):
+            out, self.buf = self.buf[:n], self.buf[n:]
+            return out
+
+    def test_retry_after_the_loader_let_go():
+        ckpt = {"buf": [1, 2]}
+        b = Buffered(); b.load_state_dict(ckpt)
+        b.push(3)        # writes into the caller's checkpoint
+        b.flush(2)       # and lets go of it
+        Buffered().load_state_dict(ckpt)   # a retry from the checkpoint
+
+    def test_loader_dropped():
+        ckpt = {"buf": [1, 2]}
+        KEPT.append(ckpt)
+        b = Buffered(); b.load_state_dict(ckpt)
+        b.push(3)
+        del b
+
+    def test_its_next_state_call():
+        ckpt = {"buf": [1, 2]}
+        b = Buffered(); b.load_state_dict(ckpt)
+        b.push(3); b.flush(3)
+        b.state_dict()
+"""
+
+
+@pytest.mark.parametrize(("copy", "outcome"), [("", "failed"), ("list", "passed")])
+def test_an_adopted_part_the_loader_let_go_of_is_judged_by_what_it_adopted(pytester, copy, outcome):
+    """A load keeps a list of the caller's checkpoint, appends to it, then rebinds its attribute or is
+    dropped: the checkpoint changed while the loader held it. Judged at the retry, at the loader's
+    death and at its next state call; the copying load stays clean."""
+    result = run(pytester, ADOPTING.replace("COPY", copy))
+    result.assert_outcomes(**{outcome: 3})
+    if outcome == "failed":
+        result.stdout.fnmatch_lines(["*Buffered.load_state_dict (test_user.py:*) keeps the state it was given;*"])
+
+
+def test_the_callers_own_edit_after_the_loader_let_go_is_not_the_loaders(pytester):
+    """Once the loader let go of what it adopted, the checkpoint is the caller's again to edit."""
+    result = run(pytester, ADOPTING.replace("COPY", "") + """
+    def test_caller_edits_its_checkpoint():
+        ckpt = {"buf": [1, 2]}
+        KEPT.append(ckpt)
+        b = Buffered(); b.load_state_dict(ckpt)
+        b.flush(2)
+        ckpt["buf"].append(9)
+        b.state_dict()
+    """, "-k", "caller_edits")
+    result.assert_outcomes(passed=1)
