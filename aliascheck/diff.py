@@ -86,8 +86,12 @@ def _is_leafy(stub: Stub) -> bool:
     )
 
 
-def diff(before: Any, after: Any, collapse: bool = False) -> list[Change]:
+def diff(before: Any, after: Any, collapse: bool = False, reads: bool = False) -> list[Change]:
     """Every path at which *after* differs from *before* (two Fingerprints).
+
+    With *reads* (a judge asking what someone changed), a key a ``defaultdict`` gained with
+    an empty value is left out: reading a missing key adds it (sympy's ``FactRules`` cache),
+    which is the read's doing, not an edit.
 
     With *collapse*, a collection's changes are said once, at the collection:
     ``['seen']: list grew from 0 to 36 items (appended 0, 1, 2, ...)``, ``dict gained
@@ -98,12 +102,12 @@ def diff(before: Any, after: Any, collapse: bool = False) -> list[Change]:
         return []
     if before.detail is None or after.detail is None:
         return [Change("", f"digest {before.digest.hex()[:12]}", f"digest {after.digest.hex()[:12]}", "unknown")]
-    return diff_shadows(before.shadow(), after.shadow(), collapse=collapse)
+    return diff_shadows(before.shadow(), after.shadow(), collapse=collapse, reads=reads)
 
 
-def diff_shadows(before: Any, after: Any, path: str = "", collapse: bool = False) -> list[Change]:
+def diff_shadows(before: Any, after: Any, path: str = "", collapse: bool = False, reads: bool = False) -> list[Change]:
     out: list[Change] = []
-    _Diff(out, collapse).compare(before, after, path, 0)
+    _Diff(out, collapse, reads).compare(before, after, path, 0)
     return out
 
 
@@ -123,9 +127,10 @@ def _empty(value: Any) -> bool:
 
 
 class _Diff:
-    def __init__(self, out: list[Change], collapse: bool = False) -> None:
+    def __init__(self, out: list[Change], collapse: bool = False, reads: bool = False) -> None:
         self.out = out
         self.collapse = collapse
+        self.reads = reads
         self.seen_before: dict[int, str] = {}
         self.seen_after: dict[int, str] = {}
 
@@ -270,7 +275,7 @@ class _Diff:
         else:
             self.compare(b.state, a.state, f"{path}.__state__", depth + 1)
         self._sequence(b.items, a.items, path, depth)
-        self._mapping(b.dictitems, a.dictitems, path, depth, "[{}]", type(b)._qualname == _DEFAULTDICT)
+        self._mapping(b.dictitems, a.dictitems, path, depth, "[{}]", self.reads and type(b)._qualname == _DEFAULTDICT)
 
     def _sequence_parts(self, b: tuple, a: tuple, path: str, depth: int) -> None:
         for i, (x, y) in enumerate(zip(b, a, strict=False)):

@@ -20,6 +20,7 @@ import aliascheck.probe as probe
 import aliascheck.sites as sites
 
 from .fingerprint import Fingerprint
+from .kinds import LOAD_METHODS
 from .records import Record
 
 
@@ -55,7 +56,11 @@ def kept(records: dict[int, Record], rec: Record, local_refs: int = 0) -> bool:
     for other in records.values():
         if other is not rec:
             inside.update(map(id, probe.reachable(other.obj)))  # C speed: no Python loop per part
-    return held_by(rec.obj, ignore, inside, 6)
+    # In a forked child, a loaded state is the child's copy of what it was started with: the
+    # parent's objects around it (its checkpoint, its loader, in a module's globals) are frozen
+    # copies nobody in the child reads again. Only what the child runs now holds it.
+    loaded_in_child = sites.inherited() and rec.handover.kind in LOAD_METHODS
+    return held_by(rec.obj, ignore, inside, 6, modules=not loaded_in_child)
 
 
 def part_kept(records: dict[int, Record], rec: Record, fp: Fingerprint) -> list[str]:
@@ -115,7 +120,7 @@ def _referenced_parts(root: Any, owned: list[Any], depth: int = 4) -> tuple[list
     return found[::-1], inside
 
 
-def held_by(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
+def held_by(obj: Any, ignore: set[int], inside: set[int], depth: int, modules: bool = True) -> bool:
     """Whether something outside the ledger and the owner holds *obj*.
 
     A container that is part of another record's snapshot (a loaded checkpoint's
@@ -124,7 +129,7 @@ def held_by(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
     the only holder, which is no finding.
     """
     if sites.inherited():
-        return _held_in_fork(obj, ignore | inside)
+        return _held_in_fork(obj, ignore | inside, modules)
     if sites.held_by_callers(obj):
         return True
     if not _referred(obj, ignore, inside, depth):
@@ -159,8 +164,12 @@ def _referred(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
     return False
 
 
-def _held_in_fork(obj: Any, ignore: set[int], depth: int = 10, width: int = 512) -> bool:
-    """In a forked child: whether a live frame or a module reaches *obj* through its referrers.
+_MODULE_DEPTH = 3  # referrer steps from a value to a module that still make the module a holder in a child
+
+
+def _held_in_fork(obj: Any, ignore: set[int], modules: bool, depth: int = 10, width: int = 512) -> bool:
+    """In a forked child: whether a live frame (or, with *modules*, a module) reaches *obj* through
+    its referrers.
 
     The child inherited the parent's objects with the frames that held them (the test, the
     ``DataLoader`` that forked): frozen there, never used again. A state adopted in the
@@ -169,7 +178,7 @@ def _held_in_fork(obj: Any, ignore: set[int], depth: int = 10, width: int = 512)
     """
     seen = set(ignore) | {id(obj)}
     level = [obj]
-    for _ in range(depth):
+    for step in range(depth):
         if any(map(sites.held_by_callers, level)):
             return True
         seen.add(id(level))
@@ -177,11 +186,15 @@ def _held_in_fork(obj: Any, ignore: set[int], depth: int = 10, width: int = 512)
         seen.add(id(referrers))
         following = []
         for ref in referrers:
-            if (id(ref) in seen or isinstance(ref, _PASSING) or _call_record(ref) or _ours(ref) or _started_with(ref)
-                    or id(ref) in sites.dead_globals):
+            if id(ref) in seen or isinstance(ref, _PASSING) or _call_record(ref) or _ours(ref) or _started_with(ref):
                 continue
-            if isinstance(ref, types.ModuleType):
-                return True
+            if isinstance(ref, (types.ModuleType, types.FunctionType)):  # a function: through its __globals__
+                # A module's global or a container in one (a history list the worker appends to)
+                # holds; a chain deeper than that runs through the parent's objects (its loader,
+                # its checkpoint), frozen in the child with the frames that used them.
+                if modules and step <= _MODULE_DEPTH:
+                    return True
+                continue
             seen.add(id(ref))
             following.append(ref)
         if not following:

@@ -350,7 +350,7 @@ class Ledger:
                 return
             # A part handed over by another owner (a live snapshot inside the checkpoint) may
             # be changing in that owner's worker right now: its own record judges it.
-            changes = self._own_changes(rec, diff(before, fp, collapse=True))
+            changes = self._own_changes(rec, diff(before, fp, collapse=True, reads=True))
             live = set(filter(self.parts.keys().__contains__, map(id, probe.reachable(state))))
             # The loading node itself inside its state (a tree's ``children[0].parent``, unpickled):
             # setting its own attributes is the load, not a write into the caller's state.
@@ -508,7 +508,7 @@ class Ledger:
         """Report what changed in *rec*'s snapshot (only under the paths *within*, if given)."""
         from .diff import diff
 
-        changes = self._own_changes(rec, diff(rec.fp, fp, collapse=True))
+        changes = self._own_changes(rec, diff(rec.fp, fp, collapse=True, reads=True))
         if within is not None:
             changes = [c for c in changes if any(c.path.startswith(path) for path in within)]
         shares = rec.shares

@@ -13,6 +13,7 @@ import array
 import collections
 import dataclasses
 import types
+import weakref
 from typing import Any
 
 # Immutable by type and holding nothing: never walked into, never fingerprinted twice.
@@ -84,7 +85,9 @@ def plain_data(value: Any) -> bool:
     return dataclasses.is_dataclass(kind) and not isinstance(value, type)
 
 
-_slots: dict[type, tuple[str, ...]] = {}
+# Per class, weakly: a strong cache would keep every class seen alive, and with it its module's
+# globals (a script's loaders, their worker queues and feeder threads).
+_slots: weakref.WeakKeyDictionary[type, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
 def slot_names(cls: type) -> tuple[str, ...]:
@@ -97,7 +100,11 @@ def slot_names(cls: type) -> tuple[str, ...]:
             for name in (slots,) if isinstance(slots, str) else slots:
                 if name not in ("__dict__", "__weakref__") and name not in names:
                     names.append(name)
-        found = _slots[cls] = tuple(names)
+        found = tuple(names)
+        try:
+            _slots[cls] = found
+        except TypeError:  # a type that cannot be weakly referenced: not cached
+            pass
     return found
 
 

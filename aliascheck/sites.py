@@ -78,7 +78,6 @@ _PASSING = tuple(os.path.join(os.path.dirname(os.__file__), name) for name in ("
 
 _LAUNCH = os.path.join(os.path.dirname(os.__file__), "multiprocessing", "popen_fork.py")
 _dead: set[int] = set()  # ids of the frames a forked child inherited and will never run again
-dead_globals: set[int] = set()  # ids of those frames' module namespaces
 
 
 def inherit_frames(frame: FrameType | None) -> bool:
@@ -92,7 +91,6 @@ def inherit_frames(frame: FrameType | None) -> bool:
     known, and every frame counts as before.
     """
     _dead.clear()
-    dead_globals.clear()
     chain = []
     while frame is not None:
         chain.append(frame)
@@ -100,9 +98,6 @@ def inherit_frames(frame: FrameType | None) -> bool:
     for i, one in enumerate(chain):
         if one.f_code.co_name == "_launch" and one.f_code.co_filename == _LAUNCH:
             _dead.update(map(id, chain[i:]))  # alive in the child until os._exit: no id is reused
-            # The parent's program state: the globals of the code that forked (the test module,
-            # a __main__ script). The child runs the worker, not that code.
-            dead_globals.update(id(f.f_globals) for f in chain[i + 1:])
             return True
     return False
 

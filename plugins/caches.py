@@ -279,7 +279,7 @@ class _Cache:
 def _report_handout(led: Any, rec: _Handout, fp: Fingerprint, check: str) -> None:
     rec.flagged = True
     site, stack = _stack(rec.frames)
-    led.report("mutation", diff(rec.fp, fp, collapse=True), owner=rec.owner, label=rec.label, site=site,
+    led.report("mutation", diff(rec.fp, fp, collapse=True, reads=True), owner=rec.owner, label=rec.label, site=site,
                stack=stack, check=check, origin=rec.origin)
 
 
@@ -448,7 +448,7 @@ def _judge_property(led: Any, rec: _Property) -> None:
     fp = fingerprint(rec.value)
     if _changed(rec.fp, fp):
         site, stack = _stack(rec.frames)
-        led.report("mutation", diff(rec.fp, fp, collapse=True), owner=rec.owner, label=rec.label,
+        led.report("mutation", diff(rec.fp, fp, collapse=True, reads=True), owner=rec.owner, label=rec.label,
                    site=site, stack=stack, check="cache", origin=rec.origin)
 
 
@@ -564,7 +564,7 @@ def _changes(pair: _Pair) -> list[tuple[str, list[Change]]]:
             after = fingerprint(value)
             if _changed(before, after):
                 out.append((name, [Change(f".{name}{c.path}", c.before, c.after, c.kind, c.text)
-                                   for c in diff(before, after, collapse=True)]))
+                                   for c in diff(before, after, collapse=True, reads=True)]))
     return out
 
 

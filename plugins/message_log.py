@@ -135,7 +135,9 @@ os.register_at_fork(after_in_child=_forked)
 
 
 # -- the per-message path ------------------------------------------------------
-_plumbing_types: dict[type, bool] = {}
+# Weakly: a strong cache would keep each argument's class alive, and with it its module's globals
+# (a script's loaders, their worker queues and feeder threads).
+_plumbing_types: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
 
 
 def _plumbing(kind: type) -> bool:
@@ -145,7 +147,10 @@ def _plumbing(kind: type) -> bool:
             found = issubclass(kind, _PLUMBING)
         except Exception:  # a metaclass whose subclass check raises: not a channel of ours
             found = False
-        _plumbing_types[kind] = found
+        try:
+            _plumbing_types[kind] = found
+        except TypeError:  # a type that cannot be weakly referenced: not cached
+            pass
     return found
 
 
@@ -280,7 +285,7 @@ def _judge(msg: _Message, check: str, now: Any = None) -> None:
         next(checks if checks is not None else _checks.setdefault(id(led), itertools.count()))
         if type(now) is type(msg.fp) and (now == msg.fp if isinstance(now, bytes) else now.digest == msg.fp.digest):
             return
-        changes = diff(_as_fingerprint(msg.fp), _as_fingerprint(now), collapse=True)
+        changes = diff(_as_fingerprint(msg.fp), _as_fingerprint(now), collapse=True, reads=True)
         exclude = msg.exclude + _taken_paths(msg) if msg.call else msg.exclude
         if exclude:
             changes = [c for c in changes if not any(_under(c.path, p) for p in exclude)]
