@@ -502,7 +502,11 @@ def _edits(code: Any, name: str) -> bool:
     line = None
     previous = None
     for ins in dis.get_instructions(code):
-        number = getattr(ins, "line_number", None) if sys.version_info >= (3, 13) else ins.starts_line
+        # 3.13 made starts_line a bool and added line_number: a statement, so mypy checks each branch
+        if sys.version_info >= (3, 13):
+            number = ins.line_number
+        else:
+            number = ins.starts_line
         if number is not None:
             line = number
         if ins.opname in ("STORE_ATTR", "DELETE_ATTR") and ins.argval == name:
