@@ -15,7 +15,7 @@ is replaced by a watched one. Caches made by installed libraries, or before the
 session outside the project, are left alone. Only project code is watched (the
 scope :mod:`aliascheck.discovery` decides: the session's roots, not site-packages).
 
-What is judged (README, "What is judged"):
+What is judged (docs/judged.md, "What is judged"):
 
 - a cached value whose store aliascheck saw (a miss while installed) and that is
   plain data (dict, list, set, bytearray, deque, a tuple holding one, a dataclass
