@@ -179,7 +179,7 @@ def options_rst() -> list[str]:
         if flag.type:
             facts.append(f"type: ``{flag.type}``")
         if flag.dest in ini_names:
-            facts.append(f"ini twin: :confval:`{flag.dest}` (used when the flag is not given)")
+            facts.append(f"ini twin: :confval:`{flag.dest}`")
         else:
             facts.append("no ini twin")
         lines += [f"   {'; '.join(facts)}.", ""]
@@ -194,8 +194,12 @@ def ini_rst() -> list[str]:
         lines += [f".. confval:: {ini.name}", f"   :type: ``{ini.type or 'string'}``",
                   f"   :default: {_literal(ini.default)}", "", f"   {_text(ini.help)}", ""]
         flag = by_dest.get(ini.name)
-        if flag is not None:
-            lines += [f"   The command line's :option:`pytest {flag.names[0]}` wins over it.", ""]
+        if flag is None:
+            pass
+        elif flag.action == "store_true":
+            lines += [f"   It or :option:`pytest {flag.names[0]}` turns it on.", ""]
+        else:
+            lines += [f"   :option:`pytest {flag.names[0]}`, when given, wins over it.", ""]
     return lines
 
 
