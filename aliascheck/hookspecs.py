@@ -1,7 +1,7 @@
 """The adapter contract. An adapter is a module (or object) implementing these hooks.
 
 Bundled adapters live in ``aliascheck.plugins``; third-party ones are found
-through the ``aliascheck.plugins`` entry-point group. See CONTRIBUTING.md.
+through the ``aliascheck.plugins`` entry-point group. See docs/adapters.md.
 """
 
 from __future__ import annotations

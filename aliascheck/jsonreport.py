@@ -1,6 +1,6 @@
 """The JSON report: every occurrence as it is, the bugs they group into, and the run's counters.
 
-Version 2 (README, "The JSON report"): each finding carries the ``bug`` id it
+Version 2 (docs/formats.md, "The JSON and SARIF reports"): each finding carries the ``bug`` id it
 belongs to; ``bugs`` holds one entry per bug with its gist, fix and location.
 """
 

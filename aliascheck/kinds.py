@@ -1,7 +1,7 @@
 """The finding kinds and the checks that see them: the one table every output reads.
 
-Each kind has a stable slug (README's "Findings" table explains them, SARIF
-names its rules after them), a title, a default severity, a fix line and a help
+Each kind has a stable slug (docs/findings.md explains them, docs/reference/kinds.rst
+is generated from this table, SARIF names its rules after them), a title, a default severity, a fix line and a help
 text. Each check has a phrase saying when it looked.
 """
 

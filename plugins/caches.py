@@ -15,7 +15,7 @@ is replaced by a watched one. Caches made by installed libraries, or before the
 session outside the project, are left alone. Only project code is watched (the
 scope :mod:`aliascheck.discovery` decides: the session's roots, not site-packages).
 
-What is judged (README, "What is judged"):
+What is judged (docs/judged.md, "What is judged"):
 
 - a cached value whose store aliascheck saw (a miss while installed) and that is
   plain data (dict, list, set, bytearray, deque, a tuple holding one, a dataclass
@@ -486,7 +486,11 @@ def _edits(code: Any, name: str) -> bool:
     line = None
     previous = None
     for ins in dis.get_instructions(code):
-        number = getattr(ins, "line_number", None) if sys.version_info >= (3, 13) else ins.starts_line
+        # 3.13 made starts_line a bool and added line_number: a statement, so mypy checks each branch
+        if sys.version_info >= (3, 13):
+            number = ins.line_number
+        else:
+            number = ins.starts_line
         if number is not None:
             line = number
         if ins.opname in ("STORE_ATTR", "DELETE_ATTR") and ins.argval == name:

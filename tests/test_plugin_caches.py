@@ -461,3 +461,20 @@ def test_a_large_cached_value_is_checked_at_teardown_not_on_every_hit(pytester):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*list grew from 20000 to 20001 items*",
                                  "*seen by:  teardown (or the instance's death)*"])
+
+
+def test_an_attribute_edit_is_told_by_line_numbers_read_the_way_this_python_gives_them():
+    """``_edits`` pairs a load of the attribute with a subscript store on the same line; dis gives the
+    line as ``starts_line`` before 3.13 and as ``line_number`` from 3.13 on."""
+    from aliascheck.plugins.caches import _edits
+
+    class Owner:
+        def fills(self, key):
+            self._memo[key] = 1
+
+        def reads(self, other, key):
+            seen = self._memo
+            other[key] = seen
+
+    assert _edits(Owner.fills.__code__, "_memo")
+    assert not _edits(Owner.reads.__code__, "_memo")
