@@ -13,20 +13,7 @@ from typing import Any
 
 from .kinds import CHECKS, KINDS
 
-__all__ = ["CHECKS", "KINDS", "Finding", "Handover"]
-
-
-@dataclass(frozen=True, slots=True)
-class Handover:
-    """One moment at which state left its owner."""
-
-    owner: str  # module.Qualname of the owner's type
-    label: str  # a readable name for the owner instance, e.g. "MutableSource#2"
-    kind: str  # state_dict, reset, load_state_dict, watch, cloudpickle.dumps, ...
-    site: str  # file:line of the innermost frame outside aliascheck
-    stack: tuple[str, ...] = ()
-    thread: str = ""
-    test: str | None = None
+__all__ = ["CHECKS", "KINDS", "Finding"]
 
 
 @dataclass(frozen=True, slots=True)

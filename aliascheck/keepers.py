@@ -13,6 +13,7 @@ import gc
 import pickle
 import sys
 import types
+from collections.abc import Iterator
 from typing import Any
 
 import aliascheck.mutability as mutability
@@ -59,7 +60,7 @@ def kept(records: dict[int, Record], rec: Record, local_refs: int = 0) -> bool:
     # In a forked child, a loaded state is the child's copy of what it was started with: the
     # parent's objects around it (its checkpoint, its loader, in a module's globals) are frozen
     # copies nobody in the child reads again. Only what the child runs now holds it.
-    loaded_in_child = sites.inherited() and rec.handover.kind in LOAD_METHODS
+    loaded_in_child = sites.inherited() and rec.kind in LOAD_METHODS
     return held_by(rec.obj, ignore, inside, 6, modules=not loaded_in_child)
 
 
@@ -227,10 +228,15 @@ class _Collected:
 _collected = _Collected()
 
 
-def teardown_round(starting: bool = True) -> None:
-    """A teardown round of judging begins (garbage may be new: collect before confirming a
-    keeper), or the test body runs again (*starting* False: no collection)."""
-    _collected.due = starting
+@contextlib.contextmanager
+def collecting() -> Iterator[None]:
+    """A round of judging at teardown (or a harness check): garbage may be new, so it is collected
+    once before a keeper is confirmed. Never during the body, in a worker's hot path."""
+    _collected.due = True
+    try:
+        yield
+    finally:
+        _collected.due = False
 
 
 def _call_record(ref: Any) -> bool:

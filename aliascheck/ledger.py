@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import reprlib
+import sys
 import threading
 import weakref
 from collections import Counter, deque
@@ -35,7 +36,7 @@ import aliascheck.probe as probe
 import aliascheck.sites as sites
 
 from .config import match
-from .findings import Finding, Handover
+from .findings import Finding
 from .fingerprint import Fingerprint, fingerprint
 from .kinds import LOAD_METHODS, STATE_METHODS, kind_of
 from .records import Record, Settings, Stats, weak
@@ -71,7 +72,7 @@ class Ledger:
         # node must not put its handovers on the test that happens to run now.
         self.born: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
         self.extra_ignore: tuple[str, ...] = ()
-        self._probed: dict[tuple[type, str, str], list[tuple[str, str]]] = {}
+        self._probed: dict[tuple[type, str, Any], list[tuple[str, str]]] = {}
         self._labels: dict[int, str] = {}
         self._label_counts: Counter = Counter()
         self._reported_opaque: set[tuple[str, str]] = set()
@@ -97,7 +98,6 @@ class Ledger:
             self._labels.clear()
             self._label_counts.clear()
             self.test_thread = threading.get_ident()
-            keepers.teardown_round(False)
             # Workers already running belong to earlier tests (or to no test at all).
             self._older_threads = {t.ident for t in threading.enumerate()} - {self.test_thread}
             self.recording = True
@@ -112,7 +112,10 @@ class Ledger:
         it indexed stay followed. The sweep runs when the count doubles: amortised O(1).
         """
         for key, rec in list(self.records.items()):
-            if rec.always or rec.adopter is not None or keepers.held_elsewhere(rec, 0):
+            # Held by this table alone (getrefcount's argument aside): nobody can change it any more,
+            # dropped with no look at the owner.
+            if rec.adopter is not None or (sys.getrefcount(rec.obj) > 2 and (
+                    rec.always or keepers.held_elsewhere(rec, 0))):
                 continue
             del self.records[key]
         self._prune_at = max(PRUNE_AT, 2 * len(self.records))
@@ -128,7 +131,7 @@ class Ledger:
 
     def drain(self) -> list[Finding]:
         """Take the findings so far, adding alias warnings for records that never changed."""
-        with self.lock:
+        with self.lock, keepers.collecting():
             # A risk is worth a warning only where no change was proven for that owner type.
             changed = {f.owner for f in self.findings if f.kind == "mutation"}
             for rec in self.records.values():
@@ -199,10 +202,20 @@ class Ledger:
                 inner.append((part, inner_owner))
         if nested:
             nested.clear()
+        # Fresh all the way down (a new dict of atoms and new containers: correct code's common case,
+        # at every item): no part of it is live, so nothing about it can become a finding. Counted,
+        # not recorded: no fingerprint, no capture, no delivery check. *3*: the caller's local, this
+        # parameter and getrefcount's argument (the owner keeping it would be a fourth).
+        if not always and not inner and local_refs == 2 and sys.getrefcount(obj) == 3 and probe.fresh(obj):
+            name = owner if isinstance(owner, str) else qualname_of(type(owner))
+            with self.lock:
+                self.stats.handovers += 1
+                self.stats.owners[name] += 1
+            return
         buffers: list[Any] = []
         fp = fingerprint(obj, seen=buffers, seen_types=probe.buffer_types())
         owner_type = type(owner)
-        site, stack = sites.where()
+        where = sites.capture()
         # A string owner is a name the user gave (the fixture's watch(obj, owner="cache")).
         owner_name = owner if isinstance(owner, str) else qualname_of(owner_type)
         with self.lock:
@@ -214,10 +227,8 @@ class Ledger:
                 return
             self._earlier_inside(obj)
             label = owner if isinstance(owner, str) else self.label(owner)
-            rec = Record(
-                Handover(owner_name, label, kind, site, stack, threading.current_thread().name, self.test),
-                obj, fp, owner, always=always,
-            )
+            rec = Record(owner_name, label, kind, where, threading.current_thread().name, self.test,
+                         obj, fp, owner, always=always)
             rec.nested = [(id(part), qualname_of(type(o)), self.label(o), type(o)) for part, o in inner]
             self.records[id(obj)] = rec
             self._note_unverifiable(rec)
@@ -225,9 +236,9 @@ class Ledger:
             if len(self.records) >= self._prune_at:
                 self._prune()
         if self.settings.probe_aliases and not isinstance(owner, str):
-            self._probe(rec, owner, kind, site, inner)
+            self._probe(rec, owner, kind, where.key, inner)
 
-    def _probe(self, rec: Record, owner: Any, kind: str, site: str, inner: list[tuple[Any, Any]]) -> None:
+    def _probe(self, rec: Record, owner: Any, kind: str, site: Any, inner: list[tuple[Any, Any]]) -> None:
         """Name the live objects the snapshot shares with its owner (and inner owners).
 
         The walk runs once per (owner type, kind, site): later handovers of the same
@@ -323,14 +334,10 @@ class Ledger:
                 # parts that node kept are shared by two live owners, whoever else holds them.
                 known.adopter = weak(node)
                 return now
-            site, stack = sites.where()
-            rec = Record(
-                Handover(qualname_of(type(node)), self.label(node), kind, site, stack,
-                         threading.current_thread().name, self.test),
-                # Judged while the caller (or another node) holds it too, as any snapshot:
-                # a node that adopted a checkpoint nobody else keeps may write into it.
-                state, now, node, always=False,
-            )
+            # Judged while the caller (or another node) holds it too, as any snapshot:
+            # a node that adopted a checkpoint nobody else keeps may write into it.
+            rec = Record(qualname_of(type(node)), self.label(node), kind, sites.capture(),
+                         threading.current_thread().name, self.test, state, now, node, always=False)
             self.records[id(state)] = rec
             return now
 
@@ -382,7 +389,7 @@ class Ledger:
         Library nodes (trusted: torch's, torchdata's) keep by design and are judged by what
         they hold at the check, with no walk per load.
         """
-        if rec.handover.kind not in LOAD_METHODS or probe.trusted(type(node)):
+        if rec.kind not in LOAD_METHODS or probe.trusted(type(node)):
             return
         rec.adopted = probe.aliases(rec.obj, node, type(node).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT)
         if not rec.adopted:
@@ -488,7 +495,10 @@ class Ledger:
             return not rec.flagged and fp.digest != rec.fp.digest and self._judge(rec, fp, check)
 
     def verify_all(self, check: str) -> None:
-        keepers.teardown_round()
+        with keepers.collecting():
+            self._verify_all(check)
+
+    def _verify_all(self, check: str) -> None:
         with self.lock:
             records = list(self.records.values())
         for rec in records:
@@ -517,7 +527,7 @@ class Ledger:
             kept = probe.aliases(rec.obj, adopter, type(adopter).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT)
             changes = [c for c in changes if any(c.path.startswith(path) for path, _ in kept)]
             shares = [*rec.shares, *kept]
-        elif rec.handover.kind in LOAD_METHODS and not rec.always:
+        elif rec.kind in LOAD_METHODS and not rec.always:
             # A load aliases only what the loading node kept: torch's default load_state_dict
             # copies into the parameters, a reset() that deep-copies keeps nothing. A change
             # elsewhere in the caller's state is not this node's doing.
@@ -537,8 +547,8 @@ class Ledger:
         adopted = sites.origin(type(adopter), LOAD_METHODS, users_only=False) if adopter is not None else ""
         for owner, label, owner_type, group in self._by_owner(rec, changes):
             found += len(self.report(
-                "mutation", group, owner=owner, label=label, site=rec.handover.site, stack=rec.handover.stack,
-                thread=rec.handover.thread, check=check, origin=adopted or self._origin(rec, owner_type),
+                "mutation", group, owner=owner, label=label, site=rec.where.site, stack=rec.where.stack,
+                thread=rec.thread, check=check, origin=adopted or self._origin(rec, owner_type),
                 aliases=shares,
             ))
         if not found:
@@ -549,9 +559,9 @@ class Ledger:
         return True
 
     def _origin(self, rec: Record, owner_type: type | None) -> str:
-        if owner_type is None or rec.handover.kind == "watch":
+        if owner_type is None or rec.kind == "watch":
             return ""
-        if rec.handover.kind in LOAD_METHODS:  # a node keeping what it was given: its load is the line, library or not
+        if rec.kind in LOAD_METHODS:  # a node keeping what it was given: its load is the line, library or not
             return sites.origin(owner_type, LOAD_METHODS, users_only=False)
         return sites.origin(owner_type, STATE_METHODS)
 
@@ -561,7 +571,7 @@ class Ledger:
         groups: dict[str, tuple[str, str, type | None, list[Change]]] = {}
         for change in changes:
             who = next((o[1:] for o in owners if change.path.startswith(o[0])),
-                       (rec.handover.owner, rec.handover.label, rec.owner_type))
+                       (rec.owner_name, rec.label, rec.owner_type))
             groups.setdefault(who[1], (*who, []))[3].append(change)
         return list(groups.values())
 
@@ -600,8 +610,8 @@ class Ledger:
             if owner in changed:
                 continue
             warned.add(owner)
-            self.report("alias", group, owner=owner, label=label, site=rec.handover.site,
-                        stack=rec.handover.stack, thread=rec.handover.thread, check="alias-probe",
+            self.report("alias", group, owner=owner, label=label, site=rec.where.site,
+                        stack=rec.where.stack, thread=rec.thread, check="alias-probe",
                         origin=self._origin(rec, owner_type), aliases=rec.aliases)
         return warned
 
@@ -612,13 +622,13 @@ class Ledger:
             return
         fresh = []
         for path, what in rec.fp.unverifiable():
-            key = (rec.handover.owner, path)
+            key = (rec.owner_name, path)
             if key not in self._reported_opaque:
                 self._reported_opaque.add(key)
                 fresh.append(Change(path, what, "not checked"))
         if fresh:
-            self.report("unverifiable", fresh, owner=rec.handover.owner, label=rec.handover.label,
-                        site=rec.handover.site, stack=rec.handover.stack, thread=rec.handover.thread,
+            self.report("unverifiable", fresh, owner=rec.owner_name, label=rec.label,
+                        site=rec.where.site, stack=rec.where.stack, thread=rec.thread,
                         check="handover", origin=self._origin(rec, rec.owner_type))
 
     # -- the one producer ----------------------------------------------------

@@ -360,3 +360,40 @@ def references_from(owner: Any, obj: Any) -> int:
 def refcount(obj: Any) -> int:
     """References to *obj* held by the caller and everyone else (not by this call itself)."""
     return sys.getrefcount(obj) - 2  # less getrefcount's argument and this function's parameter
+
+
+_FROZEN = frozenset({tuple, frozenset})
+FRESH_WIDTH = 2048  # parts looked at per level before a state is taken the usual way
+_FRESH = frozenset({dict, list, set}) | _FROZEN
+_FRESH_KNOWN = _ATOMIC | _FRESH
+
+
+def fresh(obj: Any) -> bool:
+    """Whether *obj* (a dict or list its caller alone refers to) holds nothing anyone else refers to.
+
+    Plain containers and atoms only, each mutable container referred to by its parent alone:
+    then no part of it can be live state, so no change of it can ever be a finding. Tuples and
+    frozensets are immutable, so whoever else refers to them changes nothing; what they hold is
+    looked at. An object, a tensor or an array (a view may be live memory) is not fresh. Level by
+    level with ``gc.get_referents``, types tested at C speed; a level wider than
+    :data:`FRESH_WIDTH` is not looked into (the answer is no: the usual path then).
+    """
+    if type(obj) not in (dict, list):
+        return False
+    level: list[Any] = [obj]
+    while level:
+        refs = gc.get_referents(*level)
+        if len(refs) > FRESH_WIDTH:  # a long list's types cost more than its fingerprint: the usual path
+            return False
+        kinds = set(map(type, refs))
+        if kinds <= _ATOMIC:
+            return True
+        if not kinds <= _FRESH_KNOWN:
+            return False
+        level = list(compress(refs, map(_FRESH.__contains__, map(type, refs))))
+        # Referred to by its parent, *refs*, *level*, the loop variable and getrefcount's argument alone.
+        for part in level:
+            if type(part) not in _FROZEN and sys.getrefcount(part) != 5:
+                return False
+        del refs
+    return True

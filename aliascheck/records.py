@@ -7,8 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .findings import Handover
 from .fingerprint import Fingerprint
+from .sites import Where
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,11 +19,20 @@ class Settings:
 
 
 class Record:
-    __slots__ = ("handover", "obj", "fp", "owner", "owner_type", "nested", "always", "flagged", "aliases", "shares",
-                 "adopter", "adopted")
+    """One handover: who gave and who keeps it, its value's fingerprint then, where (a raw capture),
+    and what may judge it (``always``: whoever holds it; ``adopter``/``adopted``: a node's load)."""
 
-    def __init__(self, handover: Handover, obj: Any, fp: Fingerprint, owner: Any, always: bool) -> None:
-        self.handover = handover
+    __slots__ = ("owner_name", "label", "kind", "where", "thread", "test", "obj", "fp", "owner", "owner_type",
+                 "nested", "always", "flagged", "aliases", "shares", "adopter", "adopted")
+
+    def __init__(self, owner_name: str, label: str, kind: str, where: Where, thread: str, test: str | None,
+                 obj: Any, fp: Fingerprint, owner: Any, always: bool) -> None:
+        self.owner_name = owner_name  # module.Qualname of the owner's type (or the name a watch gave)
+        self.label = label  # a readable name for the owner instance, e.g. "MutableSource#2"
+        self.kind = kind  # state_dict, reset, load_state_dict, watch, ...
+        self.where = where  # formatted only when reported
+        self.thread = thread
+        self.test = test
         self.obj = obj
         self.fp = fp
         self.owner = weak(owner)

@@ -39,24 +39,111 @@ def _noise(filename: str) -> bool:
     return filename.startswith(_NOISE[0]) or _NOISE[1] in filename or _NOISE[2] in filename
 
 
-def where(skip: int = 2) -> tuple[str, tuple[str, ...]]:
-    """(innermost "file:line" outside aliascheck, up to five "file:line in func" frames)."""
+class Where:
+    """Where a handover happened, kept raw: up to five (code object, line) pairs, innermost first.
+
+    Capturing costs a few frame hops and no string; the file names and the text are built
+    only when a finding is reported (:attr:`site`, :attr:`stack`), once. One capture for
+    every kind of handover: the ledger's records, messages, cache values, copies.
+    """
+
+    __slots__ = ("frames", "_text")
+
+    def __init__(self, frames: tuple[tuple[Any, int], ...]) -> None:
+        self.frames = frames
+        self._text: tuple[str, tuple[str, ...]] | None = None
+
+    @property
+    def key(self) -> tuple[Any, int] | None:
+        """The innermost frame, raw: what identifies a call site without text."""
+        return self.frames[0] if self.frames else None
+
+    @property
+    def site(self) -> str:
+        return self.text()[0]
+
+    @property
+    def stack(self) -> tuple[str, ...]:
+        return self.text()[1]
+
+    def text(self) -> tuple[str, tuple[str, ...]]:
+        """(innermost "file:line", up to five "file:line in func"); a frame with no file is
+        ``<unknown>:line``."""
+        if self._text is None:
+            cwd = os.getcwd()
+            stack = tuple(f"{_name(code, cwd)}:{line} in {getattr(code, 'co_name', '?')}" for code, line in self.frames)
+            self._text = (stack[0].rpartition(" in ")[0] if stack else "<unknown>"), stack
+        return self._text
+
+
+def _name(code: Any, cwd: str) -> str:
+    file = getattr(code, "co_filename", None)
+    if not file:
+        return "<unknown>"
+    name = _shorts.get((file, cwd))
+    if name is None:
+        name = _shorts[file, cwd] = _short(file, cwd)
+    return name
+
+
+# co_filename -> 0: aliascheck's own frame, 1: a frame never shown (threading, pytest), 2: shown
+_kinds: dict[str, int] = {}
+
+
+def _kind(file: str) -> int:
+    kind = _kinds.get(file)
+    if kind is None:
+        kind = _kinds[file] = 0 if is_ours(file) else 1 if _noise(file) else 2
+    return kind
+
+
+# (id of a runner's frame, its instruction) -> (its code, the frames shown from it outward). The
+# runner's machinery (pytest, pluggy, threading) is the same for every handover of a test: it is
+# walked once, not at each handover (a pytest stack is ~40 frames deep).
+_outer: dict[tuple[int, int], tuple[Any, tuple[tuple[Any, int], ...]]] = {}
+_OUTER_MAX = 4096
+
+
+def capture(skip: int = 2) -> Where:
+    """The caller's frames outside aliascheck, raw (*skip*: frames to pass over first)."""
     frame: FrameType | None = sys._getframe(skip)
-    while frame is not None and is_ours(frame.f_code.co_filename):
+    kinds = _kinds
+    while frame is not None and not (kinds.get(frame.f_code.co_filename) or _kind(frame.f_code.co_filename)):
         frame = frame.f_back
-    stack: list[str] = []
-    cwd = os.getcwd()
-    while frame is not None and len(stack) < _DEPTH:
+    frames: list[tuple[Any, int]] = []
+    while frame is not None and len(frames) < _DEPTH:
         code = frame.f_code
-        name = _shorts.get((code.co_filename, cwd))
-        if name is None:
-            name = _shorts[code.co_filename, cwd] = "" if _noise(code.co_filename) else _short(code.co_filename, cwd)
-        if name:
-            stack.append(f"{name}:{frame.f_lineno} in {code.co_name}")
+        kind = kinds.get(code.co_filename) or _kind(code.co_filename)
+        if kind == 1:  # the runner's machinery: what is shown from here outward is known once
+            frames += _outward(frame)[:_DEPTH - len(frames)]
+            break
+        frames.append((code, frame.f_lineno))
         frame = frame.f_back
-    if not stack:
-        return "<unknown>", ()
-    return stack[0].rpartition(" in ")[0], tuple(stack)
+    return Where(tuple(frames))
+
+
+def _outward(frame: FrameType) -> tuple[tuple[Any, int], ...]:
+    key = (id(frame), frame.f_lasti)  # a suspended frame's instruction does not move
+    known = _outer.get(key)
+    if known is not None and known[0] is frame.f_code:
+        return known[1]
+    code = frame.f_code
+    shown: list[tuple[Any, int]] = []
+    one: FrameType | None = frame
+    while one is not None and len(shown) < _DEPTH:
+        if _kind(one.f_code.co_filename) != 1:
+            shown.append((one.f_code, one.f_lineno))
+        one = one.f_back
+    if len(_outer) >= _OUTER_MAX:
+        _outer.clear()
+    found = tuple(shown)
+    _outer[key] = (code, found)
+    return found
+
+
+def where(skip: int = 2) -> tuple[str, tuple[str, ...]]:
+    """(innermost "file:line" outside aliascheck, up to five "file:line in func" frames), as text now."""
+    return capture(skip + 1).text()
 
 
 _shorts: dict[tuple[str, str], str] = {}  # (file, cwd) -> the short name, "" for a frame never shown

@@ -126,32 +126,6 @@ def _where(fn: Any) -> str:
     return f"{sites._short(code.co_filename)}:{sites._return_line(code)} in {name}"
 
 
-_frames: dict[str, bool] = {}  # filename -> whether a reader needs its frames (not aliascheck's, not noise)
-
-
-def _capture() -> tuple[tuple[str, int, str], ...]:
-    """The caller's frames outside aliascheck, raw: formatting waits for a finding (sites.where costs 30x)."""
-    frame: Any = sys._getframe(2)
-    while frame is not None and sites.is_ours(frame.f_code.co_filename):
-        frame = frame.f_back
-    out: list[tuple[str, int, str]] = []
-    while frame is not None and len(out) < 5:
-        code = frame.f_code
-        shown = _frames.get(code.co_filename)
-        if shown is None:
-            shown = _frames[code.co_filename] = not sites._noise(code.co_filename)
-        if shown:
-            out.append((code.co_filename, frame.f_lineno, code.co_name))
-        frame = frame.f_back
-    return tuple(out)
-
-
-def _stack(raw: tuple[tuple[str, int, str], ...]) -> tuple[str, tuple[str, ...]]:
-    """(site, stack) as ``Ledger.report`` takes them, from what :func:`_capture` kept."""
-    stack = tuple(f"{sites._short(file)}:{line} in {name}" for file, line, name in raw)
-    return (stack[0].rpartition(" in ")[0] if stack else "<unknown>"), stack
-
-
 def _changed(before: Fingerprint, after: Fingerprint) -> bool:
     return before.digest != after.digest and before != after
 
@@ -162,7 +136,7 @@ class _Handout:
 
     def __init__(self, obj: Any, fp: Fingerprint, owner: str, label: str, origin: str) -> None:
         self.obj, self.fp, self.owner, self.label, self.origin = obj, fp, owner, label, origin
-        self.frames = _capture()
+        self.frames = sites.capture()
         self.flagged = False
 
 
@@ -176,7 +150,7 @@ class _Property:
     owner: str
     label: str
     origin: str
-    frames: tuple[tuple[str, int, str], ...]
+    frames: sites.Where
 
 
 class _Pair:
@@ -187,7 +161,7 @@ class _Pair:
     owner: str
     label: str
     kind: str
-    frames: tuple[tuple[str, int, str], ...]
+    frames: sites.Where
     done: bool
 
 
@@ -220,7 +194,7 @@ def _verifiable(led: Any, recs: _Records, owner: str, fp: Fingerprint, frames: A
     if owner not in recs.opaque:
         recs.opaque.add(owner)
         led.report("unverifiable", [Change(p, what, "not checked") for p, what in fp.unverifiable()],
-                   owner=owner, check="cache", site=_stack(frames)[0])
+                   owner=owner, check="cache", site=frames.site)
     return False
 
 
@@ -269,7 +243,7 @@ class _Cache:
             if _changed(rec.fp, fp):
                 _report_handout(led, rec, fp, "cache-hit")
                 return
-            rec.frames = _capture()  # unchanged: the next edit follows this hand-out
+            rec.frames = sites.capture()  # unchanged: the next edit follows this hand-out
 
     def label(self, args: tuple, kwargs: dict) -> str:
         shown = [_repr.repr(a) for a in args] + [f"{k}={_repr.repr(v)}" for k, v in kwargs.items()]
@@ -278,7 +252,7 @@ class _Cache:
 
 def _report_handout(led: Any, rec: _Handout, fp: Fingerprint, check: str) -> None:
     rec.flagged = True
-    site, stack = _stack(rec.frames)
+    site, stack = rec.frames.text()
     led.report("mutation", diff(rec.fp, fp, collapse=True, reads=True), owner=rec.owner, label=rec.label, site=site,
                stack=stack, check=check, origin=rec.origin)
 
@@ -425,7 +399,7 @@ def _computed(led: Any, prop: Any, instance: Any, value: Any) -> None:
     rec.owner = f"{qualname_of(cls)}.{name} (cached_property)"
     rec.label = f"{led.label(instance)}.{name}"
     rec.origin = _where(prop.func)
-    rec.frames = _capture()
+    rec.frames = sites.capture()
     led.note_handover(rec.owner)
     if _verifiable(led, recs, rec.owner, rec.fp, rec.frames):
         with recs.lock:
@@ -447,7 +421,7 @@ def _judge_property(led: Any, rec: _Property) -> None:
         return
     fp = fingerprint(rec.value)
     if _changed(rec.fp, fp):
-        site, stack = _stack(rec.frames)
+        site, stack = rec.frames.text()
         led.report("mutation", diff(rec.fp, fp, collapse=True, reads=True), owner=rec.owner, label=rec.label,
                    site=site, stack=stack, check="cache", origin=rec.origin)
 
@@ -542,7 +516,7 @@ def _copied(led: Any, obj: Any, new: Any, kind: str, caller: Any) -> None:
     pair.dicts, pair.shared, pair.kind, pair.done = (ours, theirs), shared, kind, False
     pair.owner = f"{qualname_of(cls)} ({kind})"
     pair.label = led.label(obj)
-    pair.frames = _capture()
+    pair.frames = sites.capture()
     led.note_handover(pair.owner)
 
     def died(_: Any) -> None:
@@ -576,7 +550,7 @@ def _judge_pair(led: Any, pair: _Pair, check: str) -> None:
     pair.done = True
     cls_name = pair.owner.partition(" ")[0].rpartition(".")[2]
     found, pair.dicts, pair.shared = _changes(pair), ({}, {}), []  # the dead one's attributes are let go
-    site, stack = _stack(pair.frames) if found else ("", ())
+    site, stack = pair.frames.text() if found else ("", ())
     for name, changes in found:
         led.report("mutation", changes, owner=pair.owner, label=pair.label, site=site, stack=stack,
                    check=check, shares=f"{cls_name}.{name}")
