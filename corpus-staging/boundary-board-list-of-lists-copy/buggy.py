@@ -1,4 +1,4 @@
-"""A property returns a transformed copy of a list-of-lists board; the shallow copy shares the rows, so reading it edits the board."""
+"""A property returns a shallow copy of a list-of-lists board, then edits its rows: reading it edits the board."""
 
 import copy
 

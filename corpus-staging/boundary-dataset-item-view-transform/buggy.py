@@ -1,4 +1,4 @@
-"""TensorDataset[i] returns a view of the dataset's tensor; an in-place normalisation rewrites the dataset each epoch."""
+"""TensorDataset[i] is a view of the dataset's tensor: an in-place normalisation rewrites the dataset each epoch."""
 
 import torch
 from torch.utils.data import TensorDataset
@@ -17,7 +17,7 @@ def normalise_(sample):
 
 
 epoch_means = []
-for epoch in range(2):
+for _ in range(2):  # epochs
     seen = torch.stack([normalise_(dataset[i][0]) for i in range(len(dataset))])
     epoch_means.append(round(seen.mean().item(), 4))
 

@@ -16,7 +16,7 @@ def normalise(sample):
 
 
 epoch_means = []
-for epoch in range(2):
+for _ in range(2):  # epochs
     seen = torch.stack([normalise(dataset[i][0]) for i in range(len(dataset))])
     epoch_means.append(round(seen.mean().item(), 4))
 

@@ -1,4 +1,4 @@
-"""load_config() starts from DEFAULT_CONFIG.copy(): one call's overrides leak into the module defaults and the next call."""
+"""load_config() starts from DEFAULT_CONFIG.copy(): one call's overrides leak into the defaults and the next call."""
 
 DEFAULT_CONFIG = {
     "Settings": {"THRESHOLD_PERCENTAGE": 70, "LOG_LEVEL": "INFO"},

@@ -10,7 +10,7 @@ x, y = torch.randn(16, 4), torch.randn(16, 1)
 
 micro_grads = []
 optimizer.zero_grad()
-for xb, yb in zip(x.chunk(4), y.chunk(4)):  # gradient accumulation over 4 micro-batches
+for xb, yb in zip(x.chunk(4), y.chunk(4), strict=True):  # gradient accumulation over 4 micro-batches
     loss = torch.nn.functional.mse_loss(model(xb), yb) / 4
     loss.backward()
     micro_grads.append(model.weight.grad.detach().clone())

@@ -25,7 +25,7 @@ for _ in range(6):  # epochs
         best_loss, best = val, list(model.parameters())  # the Parameter objects the optimizer goes on updating
 
 with torch.no_grad():  # restore the best weights
-    for param, kept in zip(model.parameters(), best):
+    for param, kept in zip(model.parameters(), best, strict=True):
         param.copy_(kept)
 restored = validation_loss()
 print(f"best validation loss {best_loss:.4f}, after restoring the best weights {restored:.4f}")

@@ -1,4 +1,4 @@
-"""A MemoryHandler buffers LogRecords whose args are the project's live dict; at flush every line shows its last value."""
+"""MemoryHandler buffers LogRecords whose args are the project's live dict: at flush every line shows its last value."""
 
 import io
 import logging

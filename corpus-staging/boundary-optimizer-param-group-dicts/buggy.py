@@ -1,4 +1,4 @@
-"""The project's param-group dicts are kept and edited by the first optimizer; a second one built from them inherits its decayed lr."""
+"""An optimizer keeps and edits the project's param-group dicts: a second one built from them gets its decayed lr."""
 
 import torch
 

@@ -1,4 +1,4 @@
-"""Chunks read into one reused numpy buffer, each wrapped as TensorDataset(torch.from_numpy(buf)): every chunk is the last."""
+"""Chunks read into one reused buffer, each kept as TensorDataset(torch.from_numpy(buf)): every chunk is the last."""
 
 import numpy as np
 import torch
