@@ -152,12 +152,8 @@ def _referred(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
     for ref in referrers:
         if id(ref) in ignore or isinstance(ref, _PASSING) or _call_record(ref):
             continue
-        if type(ref) is tuple or (type(ref) is dict and _only_in_call_records(ref)):
-            # A tuple keeps nothing by itself: whoever holds it does (a history of (step, state)
-            # pairs, or a mock's recorded call, which is no keeper).
-            if depth and held_by(ref, deeper, inside, depth - 1):
-                return True
-            continue
+        if type(ref) in (tuple, dict) and _only_in_call_records(ref):
+            continue  # the args tuple or kwargs dict of a mock's recorded calls: no keeper
         if id(ref) not in inside:
             return True
         if depth and held_by(ref, deeper, inside, depth - 1):
@@ -246,8 +242,8 @@ def _call_record(ref: Any) -> bool:
     return mock is not None and isinstance(ref, mock._Call)
 
 
-def _only_in_call_records(ref: dict) -> bool:
-    """A kwargs dict held by nothing but mock call records."""
+def _only_in_call_records(ref: Any) -> bool:
+    """An args tuple or kwargs dict held by nothing but mock call records."""
     if sys.modules.get("unittest.mock") is None:
         return False
     holders = gc.get_referrers(ref)
