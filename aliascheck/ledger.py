@@ -84,6 +84,7 @@ class Ledger:
         self._prune_at = PRUNE_AT
         # id(node) -> the record of the state it adopted parts of at its last load
         self.adopters: dict[int, Record] = {}
+        self._last: dict[int, Record] = {}  # id(owner) -> its last handover's record
 
     # -- lifecycle -------------------------------------------------------
     def begin(self, test: str | None, ignore: tuple[str, ...] = ()) -> None:
@@ -91,6 +92,7 @@ class Ledger:
             self._prune_at = PRUNE_AT
             self.records.clear()
             self.adopters.clear()
+            self._last.clear()
             self.parts.clear()
             self.roots.clear()
             self.test, self.extra_ignore = test, ignore
@@ -126,6 +128,7 @@ class Ledger:
             self.owning = False
             self.records.clear()
             self.adopters.clear()
+            self._last.clear()
             self.parts.clear()
             self.roots.clear()
 
@@ -231,12 +234,24 @@ class Ledger:
                          obj, fp, owner, always=always)
             rec.nested = [(id(part), qualname_of(type(o)), self.label(o), type(o)) for part, o in inner]
             self.records[id(obj)] = rec
+            self._drop_previous(id(owner), rec)
             self._note_unverifiable(rec)
             self._index_parts(rec, inner, buffers)
             if len(self.records) >= self._prune_at:
                 self._prune()
         if self.settings.probe_aliases and not isinstance(owner, str):
             self._probe(rec, owner, kind, where.key, inner)
+
+    def _drop_previous(self, owner: int, rec: Record) -> None:
+        """The owner's previous snapshot, if nobody but this table holds it any more: dropped now, as
+        :meth:`_prune` would later (a state handed over at every item and not kept would otherwise
+        pile up until the next sweep, and every garbage collection would walk it)."""
+        prev = self._last.get(owner)
+        self._last[owner] = rec
+        # getrefcount's argument and the record's attribute: nobody else can reach it to change it.
+        if (prev is not None and prev is not rec and not prev.always and prev.adopter is None
+                and sys.getrefcount(prev.obj) == 2 and self.records.get(id(prev.obj)) is prev):
+            del self.records[id(prev.obj)]
 
     def _probe(self, rec: Record, owner: Any, kind: str, site: Any, inner: list[tuple[Any, Any]]) -> None:
         """Name the live objects the snapshot shares with its owner (and inner owners).

@@ -382,9 +382,9 @@ def fresh(obj: Any) -> bool:
         return False
     level: list[Any] = [obj]
     while level:
-        refs = gc.get_referents(*level)
-        if len(refs) > FRESH_WIDTH:  # a long list's types cost more than its fingerprint: the usual path
+        if sum(map(len, level)) > FRESH_WIDTH:  # a long list's types cost more than its fingerprint
             return False
+        refs = gc.get_referents(*level)
         kinds = set(map(type, refs))
         if kinds <= _ATOMIC:
             return True
