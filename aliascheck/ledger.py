@@ -50,6 +50,7 @@ MAX_TEXT = 200  # characters of a value shown in a finding
 SHARED_DEPTH = 8  # how deep a judged owner is walked for what its snapshot shares (a Loader's pipeline)
 SHARED_LIMIT = 1 << 16
 PRUNE_AT = 1024  # records kept before the first sweep for snapshots nobody holds any more
+ADOPT_BYTES = 64 * 1024  # a loaded state's fingerprint detail up to which what its node adopted is noted
 
 
 class Ledger:
@@ -402,9 +403,10 @@ class Ledger:
         node still holds it, at its next state call, at its death and at teardown.
 
         Library nodes (trusted: torch's, torchdata's) keep by design and are judged by what
-        they hold at the check, with no walk per load.
+        they hold at the check, with no walk per load; so is a state larger than
+        :data:`ADOPT_BYTES` fingerprinted (the walk would cost more than the load).
         """
-        if rec.kind not in LOAD_METHODS or probe.trusted(type(node)):
+        if rec.kind not in LOAD_METHODS or probe.trusted(type(node)) or len(rec.fp.detail or b"") > ADOPT_BYTES:
             return
         rec.adopted = probe.aliases(rec.obj, node, type(node).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT)
         if not rec.adopted:
