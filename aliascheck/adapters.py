@@ -30,12 +30,13 @@ BUNDLED = {
     "stateful_dataloader": ("aliascheck.plugins.stateful_dataloader", "torchdata.stateful_dataloader"),
     "generic": ("aliascheck.plugins.generic", None),
     "messages": ("aliascheck.plugins.messages", None),
+    "asyncio": ("aliascheck.plugins.asyncio_queue", "asyncio"),
     "caches": ("aliascheck.plugins.caches", None),
 }
 # Not started in a child process: their install costs a child ~40 ms of start-up (messages
 # imports multiprocessing.queues and concurrent.futures.process; caches rescans the project's
 # modules), and children rarely pass messages or keep caches the test could see.
-PARENT_ONLY = frozenset({"messages", "caches"})
+PARENT_ONLY = frozenset({"messages", "asyncio", "caches"})
 
 
 class Adapters:

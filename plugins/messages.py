@@ -38,7 +38,6 @@ gave out.
 
 from __future__ import annotations
 
-import asyncio.queues as _aq
 import concurrent.futures._base as _cf_base
 import concurrent.futures.process as _cf_process
 import concurrent.futures.thread as _cf_thread
@@ -62,7 +61,6 @@ from aliascheck.plugins.message_log import (
     _PROCESS_POOL_FILES,
     _QUEUE_FILES,
     _THREAD_POOL_FILES,
-    ASYNC_QUEUE,
     MP_QUEUE,
     PICKLE,
     POOL,
@@ -316,7 +314,6 @@ def _name(fn: Any) -> str:
 
 
 # -- multiprocessing.Process and Pool ---------------------------------------------
-_ASYNC_FILES = frozenset({_aq.Queue.put_nowait.__code__.co_filename})
 _PROCESS_FILES = frozenset({_mp_process.BaseProcess.__init__.__code__.co_filename})
 _POOL_FILES = frozenset({_mp_pool.Pool.apply_async.__code__.co_filename})
 
@@ -507,8 +504,6 @@ def _patch() -> list[Callable[[], None]]:
               functools.partial(_work_item, store=_pickled, owner=PROCESS_POOL, skip=_PROCESS_POOL_FILES,
                                 by_kwargs=True)),
         patch(threading.Thread, "__init__", _thread_init),
-        patch(_aq.Queue, "put_nowait", functools.partial(_put_nowait, owner=ASYNC_QUEUE, skip=_ASYNC_FILES)),
-        patch(_aq.Queue, "get_nowait", _get_nowait),
         patch(_mp_process.BaseProcess, "__init__", _process_init),
         patch(_mp_process.BaseProcess, "start", _process_start),
         *(patch(_mp_pool.Pool, name, functools.partial(_pool_call, mapping=name != "apply_async"))

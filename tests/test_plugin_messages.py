@@ -480,3 +480,62 @@ def test_install_nests_keeps_signatures_and_undoes_everything():
         outer()
     assert {(t, n): getattr(t, n) for t, n in targets} == before
     assert queue.SimpleQueue is simple
+
+
+ASYNC_QUEUE = """
+    import asyncio
+
+    def test_async_queue():
+        async def main():
+            q = asyncio.Queue()
+            msg = {"step": 1}
+            await q.put(SENT)
+            msg["step"] = 2          # the consumer has not taken it yet
+            return await q.get()
+        asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize(("sent", "outcome"), [("msg", "failed"), ("dict(msg)", "passed")])
+def test_an_asyncio_queue_item_changed_after_put(pytester, sent, outcome):
+    """asyncio.Queue: the adapter installs once asyncio is imported; a change after put is the
+    sender's, a copy put stays clean."""
+    pytester.makepyfile(test_aq=textwrap.dedent(ASYNC_QUEUE).replace("SENT", sent))
+    result = pytester.runpytest_subprocess(*RUN)
+    result.assert_outcomes(**{outcome: 1})
+    if outcome == "failed":
+        result.stdout.fnmatch_lines(["*sent a message it changed after put*"])
+
+
+PROCESS_AND_POOL = """
+    import multiprocessing as mp
+
+    def work(cfg):
+        return cfg["lr"]
+
+    def test_process_args_changed_before_start():
+        cfg = {"lr": 0.1}
+        p = mp.get_context("fork").Process(target=work, args=(SENT,))
+        cfg["lr"] = 0.2            # before start(): the child gets 0.2
+        p.start(); p.join(30)
+        cfg["lr"] = 0.3            # after start(): the child has its copy; the parent's again
+
+    def test_pool_apply_async():
+        cfg = {"lr": 0.1}
+        with mp.get_context("fork").Pool(1) as pool:
+            r = pool.apply_async(work, (SENT,))
+            got = r.get(timeout=30)
+            cfg["lr"] = 0.4        # after the result was taken: the sender's again
+        assert got == 0.1
+"""
+
+
+@pytest.mark.parametrize(("sent", "failed"), [("cfg", 1), ("dict(cfg)", 0)])
+def test_process_arguments_until_start_and_pool_arguments_until_the_result(pytester, sent, failed):
+    """Process(args=...) is judged at start() (a change before it is the sender's, one after is not);
+    Pool.apply_async arguments until the result is taken."""
+    pytester.makepyfile(test_mp=textwrap.dedent(PROCESS_AND_POOL).replace("SENT", sent))
+    result = pytester.runpytest_subprocess(*RUN)
+    result.assert_outcomes(passed=2 - failed, failed=failed)
+    if failed:
+        result.stdout.fnmatch_lines(["*FAILED test_mp.py::test_process_args_changed_before_start*"])
