@@ -411,6 +411,8 @@ class Ledger:
         rec.adopted = probe.aliases(rec.obj, node, type(node).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT)
         if not rec.adopted:
             return
+        where = {path: part for path, part in probe.parts(rec.obj, "", SHARED_DEPTH, False)}
+        rec.adopted_parts = [where[path] for path, _ in rec.adopted if path in where]
         self.adopters[id(node)] = rec
         try:
             weakref.finalize(node, self._adopter_gone, id(node), rec)
@@ -424,11 +426,16 @@ class Ledger:
         rec = self.adopters.get(id(node))
         if rec is None or rec.flagged or self.records.get(id(rec.obj)) is not rec:
             return
+        # Still holding what it adopted, in an attribute or one container down: the common case, at
+        # C speed at every call (a dataset's __getitem__ runs per item); only otherwise walk.
+        parts = rec.adopted_parts
+        if parts and all(probe.references_from(node, part) for part in parts):
+            return
         if probe.aliases(rec.obj, node, type(node).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT):
             return  # still holds it: judged as any load, at the next look
         self._look_again(rec, "adopted")
         with self.lock:
-            rec.adopted = []
+            rec.adopted, rec.adopted_parts = [], []
             if self.adopters.get(id(node)) is rec:
                 del self.adopters[id(node)]
             rec.fp = fingerprint(rec.obj)

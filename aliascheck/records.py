@@ -23,7 +23,7 @@ class Record:
     and what may judge it (``always``: whoever holds it; ``adopter``/``adopted``: a node's load)."""
 
     __slots__ = ("owner_name", "label", "kind", "where", "thread", "test", "obj", "fp", "owner", "owner_type",
-                 "nested", "always", "flagged", "aliases", "shares", "adopter", "adopted")
+                 "nested", "always", "flagged", "aliases", "shares", "adopter", "adopted", "adopted_parts")
 
     def __init__(self, owner_name: str, label: str, kind: str, where: Where, thread: str, test: str | None,
                  obj: Any, fp: Fingerprint, owner: Any, always: bool) -> None:
@@ -46,6 +46,7 @@ class Record:
         # (snapshot path, live path) of what the loading node kept when its load returned: judged even
         # after the node let go of it (``self.buf = self.buf[n:]``), since it changed while held.
         self.adopted: list[tuple[str, str]] = []
+        self.adopted_parts: list[Any] = []  # the objects at those paths, to see cheaply that it still holds them
 
 
 def weak(obj: Any) -> Any:

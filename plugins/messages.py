@@ -278,21 +278,25 @@ def _run(original: Any) -> Any:
     return run
 
 
-def _thread_init(original: Any) -> Any:
+def _started_with(original: Any, owner: str, skip: frozenset[str], own_kwargs: bool) -> Any:
+    """``Thread(target, args=..., kwargs=...)`` (*own_kwargs*: a thread keeps the caller's kwargs dict
+    itself, which may change) or ``multiprocessing.Process(...)`` (it keeps a copy of the dict: only
+    the values can change). Judged when the thread starts, or at the process's ``start()``."""
+
     @functools.wraps(original)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
         if (led := _recording()) is None:
             return
         try:
-            call = _call(getattr(self, "_args", ()), getattr(self, "_kwargs", None) or {})
-            if not call[1] and mutability.immutable(call[0]):  # a kwargs dict is the caller's own: it may change
+            call = _call(tuple(getattr(self, "_args", ())), getattr(self, "_kwargs", None) or {})
+            if (not call[1] and mutability.immutable(call[0])) if own_kwargs else _call_immutable(*call):
                 return
             name = _name(getattr(self, "_target", None)) or type(self).__name__
         except Exception as exc:
-            _internal(led, THREAD, exc)
+            _internal(led, owner, exc)
             return
-        _send(_received, self, call, THREAD, name, _NO_FILES, led, call=True)
+        _send(_received, self, call, owner, name, skip, led, call=True)
 
     return __init__
 
@@ -316,28 +320,6 @@ def _name(fn: Any) -> str:
 # -- multiprocessing.Process and Pool ---------------------------------------------
 _PROCESS_FILES = frozenset({_mp_process.BaseProcess.__init__.__code__.co_filename})
 _POOL_FILES = frozenset({_mp_pool.Pool.apply_async.__code__.co_filename})
-
-
-def _process_init(original: Any) -> Any:
-    """``Process(target, args=..., kwargs=...)``: what the child gets is copied at ``start()`` (a fork
-    copies memory then, spawn pickles then), so a change before ``start()`` reaches it."""
-
-    @functools.wraps(original)
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        original(self, *args, **kwargs)
-        if (led := _recording()) is None:
-            return
-        try:
-            call = _call(tuple(getattr(self, "_args", ())), dict(getattr(self, "_kwargs", None) or {}))
-            if _call_immutable(*call):
-                return
-            name = _name(getattr(self, "_target", None)) or type(self).__name__
-        except Exception as exc:
-            _internal(led, PROCESS, exc)
-            return
-        _send(_received, self, call, PROCESS, name, _PROCESS_FILES, led, call=True)
-
-    return __init__
 
 
 def _process_start(original: Any) -> Any:
@@ -503,8 +485,10 @@ def _patch() -> list[Callable[[], None]]:
         patch(_cf_process._WorkItem, "__init__",
               functools.partial(_work_item, store=_pickled, owner=PROCESS_POOL, skip=_PROCESS_POOL_FILES,
                                 by_kwargs=True)),
-        patch(threading.Thread, "__init__", _thread_init),
-        patch(_mp_process.BaseProcess, "__init__", _process_init),
+        patch(threading.Thread, "__init__", functools.partial(_started_with, owner=THREAD, skip=_NO_FILES,
+                                                              own_kwargs=True)),
+        patch(_mp_process.BaseProcess, "__init__", functools.partial(_started_with, owner=PROCESS,
+                                                                     skip=_PROCESS_FILES, own_kwargs=False)),
         patch(_mp_process.BaseProcess, "start", _process_start),
         *(patch(_mp_pool.Pool, name, functools.partial(_pool_call, mapping=name != "apply_async"))
           for name in ("apply_async", "map_async", "starmap_async", "imap", "imap_unordered")),
