@@ -152,7 +152,7 @@ def _referred(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
     for ref in referrers:
         if id(ref) in ignore or isinstance(ref, _PASSING) or _call_record(ref):
             continue
-        if type(ref) in (tuple, dict) and _only_in_call_records(ref):
+        if type(ref) in (tuple, dict) and _only_in_call_records(ref, ours=frozenset({id(referrers)})):
             continue  # the args tuple or kwargs dict of a mock's recorded calls: no keeper
         if id(ref) not in inside:
             return True
@@ -242,9 +242,22 @@ def _call_record(ref: Any) -> bool:
     return mock is not None and isinstance(ref, mock._Call)
 
 
-def _only_in_call_records(ref: Any) -> bool:
-    """An args tuple or kwargs dict held by nothing but mock call records."""
+def _only_in_call_records(ref: Any, depth: int = 3, ours: frozenset[int] = frozenset()) -> bool:
+    """A container held, through plain containers only, by nothing but mock call records: the args
+    tuple or kwargs dict of a recorded call, or a checkpoint dict inside one (a ``Mock(wraps=torch.save)``
+    records every checkpoint it was handed)."""
     if sys.modules.get("unittest.mock") is None:
         return False
     holders = gc.get_referrers(ref)
-    return bool(holders) and all(_call_record(h) or isinstance(h, _PASSING) for h in holders)
+    mine = ours | {id(holders)}  # this very list refers to what it holds
+    found = False
+    for holder in holders:
+        if id(holder) in mine or isinstance(holder, _PASSING):
+            continue
+        found = True
+        if _call_record(holder):
+            continue
+        if depth and type(holder) in (tuple, dict, list) and _only_in_call_records(holder, depth - 1, mine):
+            continue
+        return False
+    return found

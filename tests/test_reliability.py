@@ -180,13 +180,17 @@ def test_a_reachable_holder_is_still_a_keeper(pytester):
     result.stdout.fnmatch_lines(["*[[]mutation]*Counter.state_dict*"])
 
 
-@pytest.mark.parametrize("call", ["save(c.state_dict())", "save(obj=c.state_dict())"])
+@pytest.mark.parametrize("call", ["save(c.state_dict())", "save(obj=c.state_dict())",
+                                  "save({'epoch': 1, 'state': c.state_dict()})"])
 def test_a_mock_standing_in_for_a_serializer_is_no_keeper(pytester, call):
     """A Mock replacing torch.save/pickle.dump records calls: what the real function would have
     serialised at the call is not kept state (positional or keyword)."""
     result = run(pytester, COUNTER + f"""
+    MOCKS = []  # alive after the test, as a mock patched over torch.save for a whole run is
+
     def test_save_is_mocked():
         save = mock.MagicMock()
+        MOCKS.append(save)
         c = Counter()
         {call}
         c.step()
