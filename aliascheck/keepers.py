@@ -85,7 +85,8 @@ def part_kept(records: dict[int, Record], rec: Record, fp: Fingerprint) -> list[
     from .diff import diff
 
     changed = [c.path for c in diff(rec.fp, fp) if c.path]
-    ignore = {id(r) for r in records.values()} | inside | {id(attrs)}
+    # The owner keeps its own parts (as an object when its attributes live inline, not in a __dict__).
+    ignore = {id(r) for r in records.values()} | inside | {id(attrs), id(owner)}
     return [path for path, part in candidates
             if any(c.startswith(path) for c in changed) and held_by(part, ignore, set(), 4)]
 
