@@ -85,10 +85,26 @@ def part_kept(records: dict[int, Record], rec: Record, fp: Fingerprint) -> list[
     from .diff import diff
 
     changed = [c.path for c in diff(rec.fp, fp) if c.path]
-    # The owner keeps its own parts (as an object when its attributes live inline, not in a __dict__).
-    ignore = {id(r) for r in records.values()} | inside | {id(attrs), id(owner)}
-    return [path for path, part in candidates
-            if any(c.startswith(path) for c in changed) and held_by(part, ignore, set(), 4)]
+    wanted = [(path, part) for path, part in candidates if any(c.startswith(path) for c in changed)]
+    if not wanted:
+        return []
+    # The owner keeps its own parts (as an object when its attributes live inline, not in a __dict__);
+    # this look's own (path, part) pairs are no keepers either.
+    ignore = {id(r) for r in records.values()} | inside | {id(attrs), id(owner), id(candidates)}
+    ignore.update(map(id, candidates))
+    ignore.update(map(id, wanted))
+    kept_parts = [(path, part) for path, part in wanted if held_by(part, ignore, set(), 4)]
+    if not kept_parts:
+        return []
+    # A part inside an earlier snapshot of the same owner (its last state_dict(), still recorded) is
+    # held only if that snapshot is held, as in kept(): looked at only to confirm.
+    others: set[int] = set()
+    for other in records.values():
+        if other is not rec and other.owner_type is rec.owner_type and other.owner() is owner:
+            others.update(map(id, probe.reachable(other.obj)))
+    if not others:
+        return [path for path, _ in kept_parts]
+    return [path for path, part in kept_parts if held_by(part, ignore, others - {id(part)}, 4)]
 
 
 # Referrers that pass a value through and keep nothing: a running frame (its locals are
