@@ -411,8 +411,9 @@ class Ledger:
         rec.adopted = probe.aliases(rec.obj, node, type(node).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT)
         if not rec.adopted:
             return
-        where = {path: part for path, part in probe.parts(rec.obj, "", SHARED_DEPTH, False)}
-        rec.adopted_parts = [where[path] for path, _ in rec.adopted if path in where]
+        # Ids, not the objects: a reference here would make a holder of the ledger itself.
+        where = {path: id(part) for path, part in probe.parts(rec.obj, "", SHARED_DEPTH, False)}
+        rec.adopted_parts = {where[path] for path, _ in rec.adopted if path in where}
         self.adopters[id(node)] = rec
         try:
             weakref.finalize(node, self._adopter_gone, id(node), rec)
@@ -428,14 +429,14 @@ class Ledger:
             return
         # Still holding what it adopted, in an attribute or one container down: the common case, at
         # C speed at every call (a dataset's __getitem__ runs per item); only otherwise walk.
-        parts = rec.adopted_parts
-        if parts and all(probe.references_from(node, part) for part in parts):
+        wanted = rec.adopted_parts
+        if wanted and wanted <= probe.held_ids(node):
             return
         if probe.aliases(rec.obj, node, type(node).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT):
             return  # still holds it: judged as any load, at the next look
         self._look_again(rec, "adopted")
         with self.lock:
-            rec.adopted, rec.adopted_parts = [], []
+            rec.adopted, rec.adopted_parts = [], set()
             if self.adopters.get(id(node)) is rec:
                 del self.adopters[id(node)]
             rec.fp = fingerprint(rec.obj)

@@ -46,7 +46,7 @@ class Record:
         # (snapshot path, live path) of what the loading node kept when its load returned: judged even
         # after the node let go of it (``self.buf = self.buf[n:]``), since it changed while held.
         self.adopted: list[tuple[str, str]] = []
-        self.adopted_parts: list[Any] = []  # the objects at those paths, to see cheaply that it still holds them
+        self.adopted_parts: set[int] = set()  # ids of the objects at those paths: is it still holding them?
 
 
 def weak(obj: Any) -> Any:
