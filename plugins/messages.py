@@ -322,16 +322,6 @@ _PROCESS_FILES = frozenset({_mp_process.BaseProcess.__init__.__code__.co_filenam
 _POOL_FILES = frozenset({_mp_pool.Pool.apply_async.__code__.co_filename})
 
 
-def _process_start(original: Any) -> Any:
-    @functools.wraps(original)
-    def start(self: Any) -> Any:
-        if _received:
-            _receive(self)  # the child takes its copy now; after start() the arguments are the parent's again
-        return original(self)
-
-    return start
-
-
 def _pool_call(original: Any, mapping: bool) -> Any:
     """``apply_async(func, args, kwds)``, ``map_async``/``starmap_async``/``imap``/``imap_unordered(func,
     iterable)``: a task handler thread pickles the arguments later. Judged when the sender takes the
@@ -362,8 +352,9 @@ def _pool_call(original: Any, mapping: bool) -> Any:
     return call
 
 
-def _pool_result(original: Any) -> Any:
-    """``AsyncResult.get``/``wait``, ``IMapIterator.next``: the sender takes a task's result."""
+def _taking(original: Any) -> Any:
+    """``Process.start`` (the child takes its copy now; after it the arguments are the parent's again),
+    ``AsyncResult.get``/``wait``, ``IMapIterator.next`` (the sender takes a task's result): received."""
 
     @functools.wraps(original)
     def take(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -489,13 +480,13 @@ def _patch() -> list[Callable[[], None]]:
                                                               own_kwargs=True)),
         patch(_mp_process.BaseProcess, "__init__", functools.partial(_started_with, owner=PROCESS,
                                                                      skip=_PROCESS_FILES, own_kwargs=False)),
-        patch(_mp_process.BaseProcess, "start", _process_start),
+        patch(_mp_process.BaseProcess, "start", _taking),
         *(patch(_mp_pool.Pool, name, functools.partial(_pool_call, mapping=name != "apply_async"))
           for name in ("apply_async", "map_async", "starmap_async", "imap", "imap_unordered")),
-        patch(_mp_pool.ApplyResult, "get", _pool_result),
-        patch(_mp_pool.ApplyResult, "wait", _pool_result),
-        patch(_mp_pool.IMapIterator, "next", _pool_result),
-        patch(_mp_pool.IMapIterator, "__next__", _pool_result),
+        patch(_mp_pool.ApplyResult, "get", _taking),
+        patch(_mp_pool.ApplyResult, "wait", _taking),
+        patch(_mp_pool.IMapIterator, "next", _taking),
+        patch(_mp_pool.IMapIterator, "__next__", _taking),
         patch(threading.Thread, "_bootstrap_inner", _bootstrap_inner),
         patch(pickle, "dumps", _dumps),
         patch(pickle, "dump", _dumps),
