@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import weakref
 from collections import Counter
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .fingerprint import Fingerprint
 from .sites import Where
@@ -20,33 +22,113 @@ class Settings:
 
 class Record:
     """One handover: who gave and who keeps it, its value's fingerprint then, where (a raw capture),
-    and what may judge it (``always``: whoever holds it; ``adopter``/``adopted``: a node's load)."""
+    what may judge it (``always``: whoever holds it; ``adopter``/``adopted``: a node's load) and until
+    when (``until``).
+
+    The ledger's snapshots and the adapters' handovers alike: a message (``kind`` ``message``,
+    ``call`` for a call's ``(args, kwargs)``, ``buffer``), a cache value (``cache-value``,
+    ``cached-property``, ``copy``). An adapter makes its records with :func:`handed`, which sets
+    only what every record has; the rest read as their defaults (:data:`DEFAULTS`) until set.
+    """
 
     __slots__ = ("owner_name", "label", "kind", "where", "thread", "test", "obj", "fp", "owner", "owner_type",
-                 "nested", "always", "flagged", "aliases", "shares", "adopter", "adopted", "adopted_parts")
+                 "nested", "always", "flagged", "aliases", "shares", "adopter", "adopted", "adopted_parts",
+                 "key", "keeper", "until", "flat", "plain", "exclude", "origin", "parts", "fed", "synced", "ledger")
+
+    owner_name: str  # module.Qualname of the owner's type, a channel or cache name (or the name a watch gave)
+    label: str  # a readable name for the owner instance, e.g. "MutableSource#2"
+    kind: str  # state_dict, reset, load_state_dict, watch, ...; message, call, buffer; cache-value, ...
+    where: Where  # formatted only when reported
+    thread: Any  # the giver's thread: its name (the ledger), or the Thread itself (a message: its ident matters)
+    test: str | None
+    obj: Any  # what is compared: the value, or a call's (args, kwargs)
+    fp: Fingerprint  # the value when handed over (FLAT when ``flat`` holds it)
+    owner: Any  # who gave it: a weak reference (or a callable returning None)
+    owner_type: type | None
+    nested: Sequence[tuple[int, str, str, type]]  # (id, owner name, label, type) of inner state_dicts
+    always: bool  # judged whoever holds it (watched; a snapshot loaded into another node)
+    flagged: bool
+    aliases: Sequence[tuple[str, str]]  # what the probe found at this handover: warned about if unchanged
+    shares: Sequence[tuple[str, str]]  # (snapshot path, live path) of its owner type: names a change
+    adopter: Any  # a weak reference to another node this very snapshot was loaded into
+    # (snapshot path, live path) of what the loading node kept when its load returned: judged even
+    # after the node let go of it (``self.buf = self.buf[n:]``), since it changed while held.
+    adopted: Sequence[tuple[str, str]]
+    adopted_parts: AbstractSet[int]  # ids of the objects at those paths: is it still holding them?
+    key: Any  # what identifies the handover when it ends: the item, a thread, a work item, a weak reference
+    keeper: Any  # who keeps it, weakly: a cached_property's instance, a copy and its original
+    until: str  # when judging ends: RECEIPT, SYNC, LOADS, DEATH or TEARDOWN
+    flat: Any  # a flat container of atoms, as a shallow copy: the whole value (atoms cannot change)
+    plain: bytes | None  # the value's C pickle when it equals fp.detail: a later one compares without a fingerprint
+    exclude: tuple[str, ...]  # paths not judged (parts that hold a lock: shared by design)
+    origin: str  # "file:line in name" of the code that let the value out (a cache's function)
+    parts: Sequence[tuple[str, Any, Fingerprint]]  # a copy's shared attributes: (name, value, fingerprint)
+    fed: bool  # a pickled channel's feeder has pickled it: the receiver may have it now
+    synced: bool  # judged at a receive of its sender's already
+    ledger: Any  # the ledger an adapter's record reports to (the one recording when it was made)
 
     def __init__(self, owner_name: str, label: str, kind: str, where: Where, thread: str, test: str | None,
                  obj: Any, fp: Fingerprint, owner: Any, always: bool) -> None:
-        self.owner_name = owner_name  # module.Qualname of the owner's type (or the name a watch gave)
-        self.label = label  # a readable name for the owner instance, e.g. "MutableSource#2"
-        self.kind = kind  # state_dict, reset, load_state_dict, watch, ...
-        self.where = where  # formatted only when reported
+        self.owner_name = owner_name
+        self.label = label
+        self.kind = kind
+        self.where = where
         self.thread = thread
         self.test = test
         self.obj = obj
         self.fp = fp
         self.owner = weak(owner)
-        self.owner_type: type | None = None if isinstance(owner, str) else type(owner)
-        self.nested: list[tuple[int, str, str, type]] = []  # (id, owner name, label, type) of inner state_dicts
-        self.always = always  # judged whoever holds it (watched; a snapshot loaded into another node)
+        self.owner_type = None if isinstance(owner, str) else type(owner)
+        self.always = always
         self.flagged = False
-        self.aliases: list[tuple[str, str]] = []  # what the probe found at this handover: warned about if unchanged
-        self.shares: list[tuple[str, str]] = []  # (snapshot path, live path) of its owner type: names a change
-        self.adopter: Any = None  # a weak reference to another node this very snapshot was loaded into
-        # (snapshot path, live path) of what the loading node kept when its load returned: judged even
-        # after the node let go of it (``self.buf = self.buf[n:]``), since it changed while held.
-        self.adopted: list[tuple[str, str]] = []
-        self.adopted_parts: set[int] = set()  # ids of the objects at those paths: is it still holding them?
+        # The ledger reads these on every handover: set, not left to __getattr__ (shared empties).
+        self.nested = self.aliases = self.shares = self.adopted = ()
+        self.adopter = None
+        self.adopted_parts = _NONE
+
+    if not TYPE_CHECKING:  # hidden from mypy, which would then allow any attribute
+        def __getattr__(self, name: str) -> Any:
+            """An unset slot reads as its default: records are made often, and most fields stay unset."""
+            try:
+                return DEFAULTS[name]
+            except KeyError:
+                raise AttributeError(name) from None
+
+
+# The fields a record leaves unset until someone sets them, and what they read as meanwhile.
+# Immutable, so that no record shares a list it could append to.
+DEFAULTS: dict[str, Any] = {
+    "owner": None, "owner_type": None, "nested": (), "aliases": (), "shares": (), "adopter": None, "adopted": (),
+    "adopted_parts": frozenset(), "key": None, "keeper": None, "until": "teardown", "flat": None, "plain": None,
+    "ledger": None, "exclude": (),
+    "origin": "", "parts": (), "fed": False, "synced": False, "always": False, "test": None,
+}
+
+# When judging a handover ends (``Record.until``).
+RECEIPT = "receipt"  # an in-process message: its receiver takes the very object
+SYNC = "sync"  # a pickled message: its sender's next receive after the feeder pickled it
+LOADS = "loads"  # an out-of-band buffer: the receiver's loads
+DEATH = "death"  # a cached_property's instance, a copy or its original dies
+TEARDOWN = "teardown"  # the test's end
+
+_new = object.__new__
+_NONE: frozenset[int] = frozenset()
+
+
+def handed(kind: str, owner_name: str, label: str, where: Where, thread: Any, obj: Any, fp: Fingerprint,
+           until: str) -> Record:
+    """An adapter's record: the fields every handover has, set without the ledger's extras."""
+    rec: Record = _new(Record)
+    rec.kind = kind
+    rec.owner_name = owner_name
+    rec.label = label
+    rec.where = where
+    rec.thread = thread
+    rec.obj = obj
+    rec.fp = fp
+    rec.until = until
+    rec.flagged = False
+    return rec
 
 
 def weak(obj: Any) -> Any:

@@ -122,6 +122,31 @@ def capture(skip: int = 2) -> Where:
     return Where(tuple(frames))
 
 
+# Where a message's sender is not the user's: the standard library, installed packages, aliascheck (its
+# nodes included: a fixed node's worker queue is its own plumbing) and frozen modules.
+_SENDERS_NOT = (os.path.dirname(os.__file__) + os.sep, _OURS[0] + os.sep, _OURS[1] + os.sep, "<frozen ")
+_users: dict[Any, bool] = {}  # code object -> whether it is the user's
+
+
+def sender(past: frozenset[str] = frozenset(), skip: int = 2) -> Where | None:
+    """The frame that called in (*skip* frames up, past the channel's own frames in *past*), as a
+    one-frame :class:`Where`; None when that code is not the user's (a library's own queue).
+
+    One frame, not five: a message is recorded on every send, and its line is what a reader needs.
+    """
+    frame: FrameType | None = sys._getframe(skip)
+    while frame is not None and frame.f_code.co_filename in past:
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code = frame.f_code
+    users = _users.get(code)
+    if users is None:
+        file = code.co_filename
+        users = _users[code] = not file.startswith(_SENDERS_NOT) and not any(p in file for p in _PACKAGES)
+    return Where(((code, frame.f_lineno),)) if users else None
+
+
 def _outward(frame: FrameType) -> tuple[tuple[Any, int], ...]:
     key = (id(frame), frame.f_lasti)  # a suspended frame's instruction does not move
     known = _outer.get(key)

@@ -41,26 +41,26 @@ from __future__ import annotations
 
 import copy as _copy
 import dataclasses
-import dis
 import functools
 import gc
 import os
 import reprlib
 import sys
 import threading
-import types
 import weakref
 from collections.abc import Callable
 from typing import Any
 
+import aliascheck.judge as judge
 import aliascheck.ledger as _ledger
 import aliascheck.mutability as mutability
+import aliascheck.records as records
 import aliascheck.sites as sites
-from aliascheck.diff import Change, diff
 from aliascheck.discovery import Discovery
-from aliascheck.fingerprint import Fingerprint, fingerprint
+from aliascheck.fingerprint import fingerprint
 from aliascheck.hookspecs import hookimpl
 from aliascheck.instrument import patch, project_namespaces, rebind, undo_all
+from aliascheck.records import Record
 from aliascheck.shadow import qualname_of
 
 REQUIRES = None
@@ -69,10 +69,6 @@ HIT_CHECK_BYTES = 16 * 1024  # a value whose fingerprint is larger is checked at
 
 _LRU_TYPE = type(functools.lru_cache(lambda: None))  # functools._lru_cache_wrapper
 _CACHED_PROPERTY: type = getattr(functools.cached_property, "__aliascheck_original__", functools.cached_property)
-_MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse", "update",
-                       "setdefault", "popitem", "add", "discard", "difference_update", "intersection_update",
-                       "symmetric_difference_update", "appendleft", "extendleft", "popleft", "rotate",
-                       "__setitem__", "__delitem__", "__iadd__"})
 _KWARGS = object()  # separates positional from keyword arguments in a key, as lru_cache does
 _repr = reprlib.Repr()
 _repr.maxstring, _repr.maxother, _repr.maxlist, _repr.maxdict = 40, 40, 4, 4
@@ -82,30 +78,7 @@ _scopes: list[Callable[[str], bool]] = []
 _tls = threading.local()
 
 
-# -- what is judged ------------------------------------------------------------------
-def _atomic(value: Any) -> bool:
-    """Immutable all the way down, or code: judged by type alone (aliascheck.mutability's table)."""
-    return type(value) in mutability.CODE or mutability.immutable(value)
-
-
-def _parts(value: Any) -> Any:
-    if isinstance(value, dict):
-        return value.values()
-    if isinstance(value, (*mutability.CONTAINERS, tuple)):
-        return value
-    if mutability.is_buffer(value):
-        return (value,)  # an array or tensor holds data: never a store
-    return [v for _, v in mutability.attributes(value)]
-
-
-def _store(value: Any) -> bool:
-    """A store rather than a result: empty, or holding only empty containers (``{"handlers": []}``)."""
-    parts = _parts(value)
-    if not len(parts):
-        return True
-    return len(parts) <= 64 and all(isinstance(v, mutability.CONTAINERS) and not v for v in parts)
-
-
+# -- what is judged: aliascheck.judge decides; these read its verdicts -------------------
 def _in_scope(fn: Any) -> bool:
     """Whether *fn* (unwrapped) is defined in the innermost session's project."""
     for _ in range(8):
@@ -126,76 +99,36 @@ def _where(fn: Any) -> str:
     return f"{sites._short(code.co_filename)}:{sites._return_line(code)} in {name}"
 
 
-def _changed(before: Fingerprint, after: Fingerprint) -> bool:
-    return before.digest != after.digest and before != after
-
-
 # -- one ledger's records for the running test --------------------------------------
-class _Handout:
-    __slots__ = ("obj", "fp", "owner", "label", "origin", "frames", "flagged")
+class _Table:
+    """The running test's records (``aliascheck.records.Record``): cache values by id, cached_property
+    values by (id(instance), name), copies by id of their record."""
 
-    def __init__(self, obj: Any, fp: Fingerprint, owner: str, label: str, origin: str) -> None:
-        self.obj, self.fp, self.owner, self.label, self.origin = obj, fp, owner, label, origin
-        self.frames = sites.capture()
-        self.flagged = False
+    __slots__ = ("test", "lock", "records", "opaque")
 
-
-class _Property:
-    __slots__ = ("ref", "attrs", "name", "value", "fp", "owner", "label", "origin", "frames")
-    ref: Any
-    attrs: dict[str, Any]
-    name: str
-    value: Any
-    fp: Fingerprint
-    owner: str
-    label: str
-    origin: str
-    frames: sites.Where
-
-
-class _Pair:
-    __slots__ = ("refs", "dicts", "shared", "owner", "label", "kind", "frames", "done")
-    refs: tuple[Any, Any]
-    dicts: tuple[dict[str, Any], dict[str, Any]]
-    shared: list[tuple[str, Any, Fingerprint]]
-    owner: str
-    label: str
-    kind: str
-    frames: sites.Where
-    done: bool
-
-
-class _Records:
     def __init__(self, test: str | None) -> None:
         self.test = test
         self.lock = threading.RLock()
-        self.handouts: dict[int, _Handout] = {}
-        self.properties: dict[tuple[int, str], _Property] = {}
-        self.pairs: dict[int, _Pair] = {}
-        self.opaque: set[str] = set()
+        self.records: dict[Any, Record] = {}
+        self.opaque: set[str] = set()  # owners already said to be unverifiable
 
 
-_records: weakref.WeakKeyDictionary[Any, _Records] = weakref.WeakKeyDictionary()
-_records_lock = threading.Lock()
+_tables: weakref.WeakKeyDictionary[Any, _Table] = weakref.WeakKeyDictionary()
+_tables_lock = threading.Lock()
+_last: tuple[Any, _Table | None] = (None, None)  # the last ledger asked for and its table: one read per hit
 
 
-def _for(led: Any) -> _Records:
-    with _records_lock:
-        found = _records.get(led)
-        if found is None or found.test != led.test:  # an abandoned test's records are dropped
-            found = _records[led] = _Records(led.test)
+def _for(led: Any) -> _Table:
+    global _last
+    last_led, found = _last
+    if last_led is led and found is not None and found.test == led.test:
         return found
-
-
-def _verifiable(led: Any, recs: _Records, owner: str, fp: Fingerprint, frames: Any) -> bool:
-    """False (and one ``unverifiable`` note per owner and test) when part of a value cannot be read."""
-    if fp.verifiable:
-        return True
-    if owner not in recs.opaque:
-        recs.opaque.add(owner)
-        led.report("unverifiable", [Change(p, what, "not checked") for p, what in fp.unverifiable()],
-                   owner=owner, check="cache", site=frames.site)
-    return False
+    with _tables_lock:
+        found = _tables.get(led)
+        if found is None or found.test != led.test:  # an abandoned test's records are dropped
+            found = _tables[led] = _Table(led.test)
+        _last = (led, found)
+        return found
 
 
 # -- lru_cache and cache ---------------------------------------------------------------
@@ -215,7 +148,7 @@ class _Cache:
         key = hash((*args, _KWARGS, *kwargs.items()) if kwargs else args)
         with self.lock:
             self.judged.pop(key, None)
-            if mutability.plain_data(value) and not _store(value):
+            if mutability.plain_data(value) and not judge.is_store(value):
                 if len(self.judged) >= MAX_KEYS:
                     self.judged.pop(next(iter(self.judged)))
                 self.judged[key] = id(value)
@@ -224,37 +157,29 @@ class _Cache:
         key = hash((*args, _KWARGS, *kwargs.items()) if kwargs else args)
         if self.judged.get(key) != id(value):
             return
-        recs = _for(led)
-        rec = recs.handouts.get(id(value))
-        if rec is not None and rec.obj is value and (rec.flagged or rec.fp.detail is None
-                                                     or len(rec.fp.detail) > HIT_CHECK_BYTES):
-            return  # reported already, or too large to fingerprint on every hit: teardown checks it
-        fp = fingerprint(value)
-        with recs.lock:
-            rec = recs.handouts.get(id(value))
-            if rec is None or rec.obj is not value:
-                rec = _Handout(value, fp, self.owner, self.label(args, kwargs), self.origin)
+        table = _for(led)
+        rec = table.records.get(id(value))
+        if rec is None or rec.obj is not value:
+            fp, data = judge.cache_value(value)
+            with table.lock:
+                rec = table.records.get(id(value))
+                if rec is not None and rec.obj is value:
+                    return  # another thread recorded it meanwhile: its hand-out is the one judged
+                rec = records.handed("cache-value", self.owner, self.label(args, kwargs), sites.capture(),
+                                     None, value, fp, records.TEARDOWN)
+                rec.plain, rec.origin, rec.ledger = data, self.origin, led
                 led.note_handover(self.owner)
-                if _verifiable(led, recs, self.owner, fp, rec.frames):
-                    recs.handouts[id(value)] = rec
-                return
-            if rec.flagged:
-                return
-            if _changed(rec.fp, fp):
-                _report_handout(led, rec, fp, "cache-hit")
-                return
-            rec.frames = sites.capture()  # unchanged: the next edit follows this hand-out
+                if judge.cache_unverifiable(rec, table.opaque):
+                    table.records[id(value)] = rec
+            return
+        if rec.flagged or rec.fp.detail is None or len(rec.fp.detail) > HIT_CHECK_BYTES:
+            return  # reported already, or too large to fingerprint on every hit: teardown checks it
+        if not judge.cache_value_changed(rec, "cache-hit"):
+            rec.where = sites.capture()  # unchanged: the next edit follows this hand-out
 
     def label(self, args: tuple, kwargs: dict) -> str:
         shown = [_repr.repr(a) for a in args] + [f"{k}={_repr.repr(v)}" for k, v in kwargs.items()]
         return f"{self.name.rpartition('.')[2]}({', '.join(shown)})"
-
-
-def _report_handout(led: Any, rec: _Handout, fp: Fingerprint, check: str) -> None:
-    rec.flagged = True
-    site, stack = rec.frames.text()
-    led.report("mutation", diff(rec.fp, fp, collapse=True, reads=True), owner=rec.owner, label=rec.label, site=site,
-               stack=stack, check=check, origin=rec.origin)
 
 
 def _watched(cached: Any, fn: Any, kind: str, hooked: bool) -> Any:
@@ -269,7 +194,7 @@ def _watched(cached: Any, fn: Any, kind: str, hooked: bool) -> Any:
             return cached(*args, **kwargs)
         misses = -1 if hooked else info().misses  # a cache made before the install: misses show in its counters
         result = cached(*args, **kwargs)
-        if not _atomic(result):
+        if not judge.constant(result):
             try:
                 if misses >= 0 and info().misses != misses:
                     cache.stored(args, kwargs, result)
@@ -291,7 +216,7 @@ def _computing(fn: Any, holder: list[_Cache]) -> Any:
     @functools.wraps(fn)
     def computing(*args: Any, **kwargs: Any) -> Any:
         result = fn(*args, **kwargs)
-        if holder and not _atomic(result):
+        if holder and not judge.constant(result):
             try:
                 holder[0].stored(args, kwargs, result)
             except Exception:  # pragma: no cover - unhashable keys raise in the C cache first
@@ -351,7 +276,7 @@ class _WatchedProperty(_CACHED_PROPERTY, metaclass=_SameClass):  # type: ignore[
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         value = super().__get__(instance, owner)
-        if instance is None or _atomic(value):
+        if instance is None or judge.constant(value):
             return value
         led = _ledger.current
         if led is not None and led.recording:
@@ -374,109 +299,44 @@ def _watched_property(prop: Any) -> Any:
 
 def _computed(led: Any, prop: Any, instance: Any, value: Any) -> None:
     name = prop.attrname
-    if not name or not mutability.plain_data(value) or _store(value) or not _in_scope(prop.func):
+    if not name or not mutability.plain_data(value) or judge.is_store(value) or not _in_scope(prop.func):
         return
     cls = type(instance)
-    if _maintained(cls, name, prop.func):
+    if judge.maintained(cls, name, prop.func):
         return
-    recs = _for(led)
+    table = _for(led)
     key = (id(instance), name)
-    with recs.lock:
-        known = recs.properties.get(key)
-        if known is not None and known.value is value:
+    with table.lock:
+        known = table.records.get(key)
+        if known is not None and known.obj is value:
             return
+
     def died(_: Any) -> None:
-        _property_died(led, recs, key)
+        _property_died(led, table, key)
 
     try:
         attrs = vars(instance)
         ref = weakref.ref(instance, died)
     except TypeError:  # no weak reference: the instance's death could not be told
         return
-    rec = _Property()
-    rec.ref, rec.attrs, rec.name, rec.value = ref, attrs, name, value
-    rec.fp = fingerprint(value)
-    rec.owner = f"{qualname_of(cls)}.{name} (cached_property)"
-    rec.label = f"{led.label(instance)}.{name}"
-    rec.origin = _where(prop.func)
-    rec.frames = sites.capture()
-    led.note_handover(rec.owner)
-    if _verifiable(led, recs, rec.owner, rec.fp, rec.frames):
-        with recs.lock:
-            recs.properties[key] = rec
+    owner = f"{qualname_of(cls)}.{name} (cached_property)"
+    rec = records.handed("cached-property", owner, f"{led.label(instance)}.{name}", sites.capture(), None, value,
+                         fingerprint(value), records.DEATH)
+    rec.owner, rec.keeper, rec.key, rec.origin, rec.ledger = ref, attrs, key, _where(prop.func), led
+    led.note_handover(owner)
+    if judge.cache_unverifiable(rec, table.opaque):
+        with table.lock:
+            table.records[key] = rec
 
 
-def _property_died(led: Any, recs: _Records, key: tuple[int, str]) -> None:
-    with recs.lock:
-        rec = recs.properties.pop(key, None)
-    if rec is not None and led.recording and led.test == recs.test:
+def _property_died(led: Any, table: _Table, key: tuple[int, str]) -> None:
+    with table.lock:
+        rec = table.records.pop(key, None)
+    if rec is not None and led.recording and led.test == table.test:
         try:
-            _judge_property(led, rec)
+            judge.property_changed(rec)
         except Exception:  # pragma: no cover - a weakref callback must not print aliascheck's errors
             pass
-
-
-def _judge_property(led: Any, rec: _Property) -> None:
-    if rec.attrs.get(rec.name) is not rec.value:  # rebound or invalidated: a new value, not an edit
-        return
-    fp = fingerprint(rec.value)
-    if _changed(rec.fp, fp):
-        site, stack = rec.frames.text()
-        led.report("mutation", diff(rec.fp, fp, collapse=True, reads=True), owner=rec.owner, label=rec.label,
-                   site=site, stack=stack, check="cache", origin=rec.origin)
-
-
-_maintained_cache: dict[tuple[type, str], bool] = {}
-
-
-def _maintained(cls: type, name: str, getter: Any) -> bool:
-    """Whether *cls*'s own methods edit or rebind ``self.<name>``: state the instance maintains."""
-    key = (cls, name)
-    known = _maintained_cache.get(key)
-    if known is None:
-        codes = [c for klass in cls.__mro__[:-1] for v in vars(klass).values() for c in _codes(v, getter)]
-        known = _maintained_cache[key] = any(_edits(code, name) for code in codes)
-    return known
-
-
-def _codes(value: Any, getter: Any) -> list[Any]:
-    found = []
-    for fn in (value, getattr(value, "__func__", None), getattr(value, "fget", None), getattr(value, "fset", None),
-               getattr(value, "func", None)):
-        code = getattr(fn, "__code__", None)
-        if code is not None and fn is not getter:
-            stack = [code]
-            while stack:
-                one = stack.pop()
-                found.append(one)
-                stack.extend(c for c in one.co_consts if isinstance(c, types.CodeType))
-    return found
-
-
-def _edits(code: Any, name: str) -> bool:
-    if name not in code.co_names:
-        return False
-    loaded_line = None
-    line = None
-    previous = None
-    for ins in dis.get_instructions(code):
-        # 3.13 made starts_line a bool and added line_number: a statement, so mypy checks each branch
-        if sys.version_info >= (3, 13):
-            number = ins.line_number
-        else:
-            number = ins.starts_line
-        if number is not None:
-            line = number
-        if ins.opname in ("STORE_ATTR", "DELETE_ATTR") and ins.argval == name:
-            return True
-        if previous is not None and previous.opname in ("LOAD_ATTR", "LOAD_METHOD") and previous.argval == name:
-            loaded_line = line
-            if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in _MUTATORS:
-                return True
-        if ins.opname in ("STORE_SUBSCR", "DELETE_SUBSCR") and loaded_line == line:
-            return True
-        previous = ins
-    return False
 
 
 # -- copy.copy and dataclasses.replace ---------------------------------------------
@@ -485,7 +345,8 @@ def _copying(original: Any, kind: str) -> Any:
     def copying(obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         result = original(obj, *args, **kwargs)
         led = _ledger.current
-        if led is None or not led.recording or result is obj or _atomic(obj) or isinstance(obj, mutability.CONTAINERS):
+        if (led is None or not led.recording or result is obj or judge.constant(obj)
+                or isinstance(obj, mutability.CONTAINERS)):
             return result
         try:
             _copied(led, obj, result, kind, sys._getframe(1))
@@ -511,49 +372,25 @@ def _copied(led: Any, obj: Any, new: Any, kind: str, caller: Any) -> None:
             shared.append((name, value, fingerprint(value)))
     if not shared:
         return
-    recs = _for(led)
-    pair = _Pair()
-    pair.dicts, pair.shared, pair.kind, pair.done = (ours, theirs), shared, kind, False
-    pair.owner = f"{qualname_of(cls)} ({kind})"
-    pair.label = led.label(obj)
-    pair.frames = sites.capture()
-    led.note_handover(pair.owner)
+    table = _for(led)
+    owner = f"{qualname_of(cls)} ({kind})"
+    rec = records.handed("copy", owner, led.label(obj), sites.capture(), None, None, judge.FLAT, records.DEATH)
+    rec.keeper, rec.parts, rec.ledger = (ours, theirs), shared, led
+    led.note_handover(owner)
 
     def died(_: Any) -> None:
-        with recs.lock:
-            recs.pairs.pop(id(pair), None)
-        if not pair.done and led.recording and led.test == recs.test:
+        with table.lock:
+            table.records.pop(id(rec), None)
+        if not rec.flagged and led.recording and led.test == table.test:
             try:
-                _judge_pair(led, pair, "copy")
+                judge.copy_changed(rec, "copy")
             except Exception:  # pragma: no cover - a weakref callback must not print aliascheck's errors
                 pass
-        pair.done = True
+        rec.flagged = True
 
-    pair.refs = (weakref.ref(obj, died), weakref.ref(new, died))
-    with recs.lock:
-        recs.pairs[id(pair)] = pair
-
-
-def _changes(pair: _Pair) -> list[tuple[str, list[Change]]]:
-    ours, theirs = pair.dicts
-    out = []
-    for name, value, before in pair.shared:
-        if ours.get(name) is value and theirs.get(name) is value:  # still shared by both
-            after = fingerprint(value)
-            if _changed(before, after):
-                out.append((name, [Change(f".{name}{c.path}", c.before, c.after, c.kind, c.text)
-                                   for c in diff(before, after, collapse=True, reads=True)]))
-    return out
-
-
-def _judge_pair(led: Any, pair: _Pair, check: str) -> None:
-    pair.done = True
-    cls_name = pair.owner.partition(" ")[0].rpartition(".")[2]
-    found, pair.dicts, pair.shared = _changes(pair), ({}, {}), []  # the dead one's attributes are let go
-    site, stack = pair.frames.text() if found else ("", ())
-    for name, changes in found:
-        led.report("mutation", changes, owner=pair.owner, label=pair.label, site=site, stack=stack,
-                   check=check, shares=f"{cls_name}.{name}")
+    rec.key = (weakref.ref(obj, died), weakref.ref(new, died))
+    with table.lock:
+        table.records[id(rec)] = rec
 
 
 # -- installing, scanning, teardown ------------------------------------------------
@@ -612,32 +449,27 @@ def _replacement(value: Any, made: dict[int, Any]) -> Any:
 
 @hookimpl
 def aliascheck_teardown(ledger: Any) -> None:
-    with _records_lock:
-        recs = _records.pop(ledger, None)
-    if recs is None or recs.test != ledger.test:
+    global _last
+    with _tables_lock:
+        table = _tables.pop(ledger, None)
+        _last = (None, None)
+    if table is None or table.test != ledger.test:
         return
-    with recs.lock:
-        handouts = list(recs.handouts.values())
-        properties = list(recs.properties.values())
-        pairs = list(recs.pairs.values())
-        recs.handouts.clear()
-        recs.properties.clear()
-        recs.pairs.clear()
-    for rec in handouts:
-        if not rec.flagged:
-            fp = fingerprint(rec.obj)
+    with table.lock:
+        found = list(table.records.values())
+        table.records.clear()
+    for rec in found:
+        if rec.kind == "cache-value" and not rec.flagged:
             ledger.note_checked()
-            if _changed(rec.fp, fp):
-                _report_handout(ledger, rec, fp, "cache")
-    for prop in properties:
-        if prop.ref() is not None:
+            judge.cache_value_changed(rec, "cache")
+        elif rec.kind == "cached-property" and rec.owner() is not None:
             ledger.note_checked()
-            _judge_property(ledger, prop)
-    pending = [p for p in pairs if not p.done]
-    if any(_changes(p) for p in pending):
+            judge.property_changed(rec)
+    pending = [r for r in found if r.kind == "copy" and not r.flagged]
+    if any(judge.copy_changes(r) for r in pending):
         gc.collect()  # an original that is only garbage in a cycle is judged at its death, not here
-    for pair in pending:
-        if not pair.done and all(ref() is not None for ref in pair.refs):
+    for rec in pending:
+        if not rec.flagged and all(ref() is not None for ref in rec.key):
             ledger.note_checked()
-            _judge_pair(ledger, pair, "copy-teardown")
-        pair.done, pair.dicts, pair.shared = True, ({}, {}), []
+            judge.copy_changed(rec, "copy-teardown")
+        rec.flagged, rec.keeper, rec.parts = True, ({}, {}), ()

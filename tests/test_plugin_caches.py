@@ -432,7 +432,7 @@ def test_the_install_is_undone_with_the_session(pytester):
 
 @pytest.mark.parametrize("value", [None, 3, "x", (1, "a"), frozenset({1})])
 def test_immutable_results_are_let_through(value):
-    from aliascheck.plugins.caches import _atomic
+    from aliascheck.judge import constant as _atomic
 
     assert _atomic(value)
 
@@ -440,7 +440,7 @@ def test_immutable_results_are_let_through(value):
 @pytest.mark.parametrize(("value", "store"), [({}, True), ([], True), ({"a": [], "b": {}}, True),
                                               ({"a": 1}, False), ([[1]], False)])
 def test_a_store_is_empty_or_holds_only_empty_containers(value, store):
-    from aliascheck.plugins.caches import _store
+    from aliascheck.judge import is_store as _store
 
     assert _store(value) is store
 
@@ -466,7 +466,7 @@ def test_a_large_cached_value_is_checked_at_teardown_not_on_every_hit(pytester):
 def test_an_attribute_edit_is_told_by_line_numbers_read_the_way_this_python_gives_them():
     """``_edits`` pairs a load of the attribute with a subscript store on the same line; dis gives the
     line as ``starts_line`` before 3.13 and as ``line_number`` from 3.13 on."""
-    from aliascheck.plugins.caches import _edits
+    from aliascheck.judge import edits as _edits
 
     class Owner:
         def fills(self, key):
