@@ -40,11 +40,14 @@ def _noise(filename: str) -> bool:
 
 
 class Where:
-    """Where a handover happened, kept raw: up to five (code object, line) pairs, innermost first.
+    """Where a handover happened, kept raw: up to five (code object, instruction offset) pairs,
+    innermost first.
 
-    Capturing costs a few frame hops and no string; the file names and the text are built
-    only when a finding is reported (:attr:`site`, :attr:`stack`), once. One capture for
-    every kind of handover: the ledger's records, messages, cache values, copies.
+    Capturing costs a few frame hops and no string, not even a line number (``f_lineno``
+    scans the code's line table: it cost more than the rest of a capture); the lines, file
+    names and text are built only when a finding is reported (:attr:`site`, :attr:`stack`),
+    once. One capture for every kind of handover: the ledger's records, messages, cache
+    values, copies.
     """
 
     __slots__ = ("frames", "_text")
@@ -55,8 +58,11 @@ class Where:
 
     @property
     def key(self) -> tuple[Any, int] | None:
-        """The innermost frame, raw: what identifies a call site without text."""
-        return self.frames[0] if self.frames else None
+        """The innermost frame as (code, line): what identifies a call site without text."""
+        if not self.frames:
+            return None
+        code, offset = self.frames[0]
+        return code, line_of(code, offset)
 
     @property
     def site(self) -> str:
@@ -71,9 +77,29 @@ class Where:
         ``<unknown>:line``."""
         if self._text is None:
             cwd = os.getcwd()
-            stack = tuple(f"{_name(code, cwd)}:{line} in {getattr(code, 'co_name', '?')}" for code, line in self.frames)
+            stack = tuple(f"{_name(code, cwd)}:{line_of(code, offset)} in {getattr(code, 'co_name', '?')}"
+                          for code, offset in self.frames)
             self._text = (stack[0].rpartition(" in ")[0] if stack else "<unknown>"), stack
         return self._text
+
+
+_lines: dict[tuple[Any, int], int] = {}  # (code, instruction offset) -> line
+_LINES_MAX = 65536
+
+
+def line_of(code: Any, offset: int) -> int:
+    """The line of the instruction at *offset* in *code* (what ``frame.f_lineno`` says), 0 if none."""
+    line = _lines.get((code, offset))
+    if line is None:
+        line = 0
+        for start, end, number in getattr(code, "co_lines", tuple)():
+            if start <= offset < end:
+                line = number or 0
+                break
+        if len(_lines) >= _LINES_MAX:
+            _lines.clear()
+        _lines[code, offset] = line
+    return line
 
 
 def _name(code: Any, cwd: str) -> str:
@@ -108,16 +134,26 @@ def capture(skip: int = 2) -> Where:
     """The caller's frames outside aliascheck, raw (*skip*: frames to pass over first)."""
     frame: FrameType | None = sys._getframe(skip)
     kinds = _kinds
-    while frame is not None and not (kinds.get(frame.f_code.co_filename) or _kind(frame.f_code.co_filename)):
+    while frame is not None:  # aliascheck's own frames (kind 0) are passed over
+        file = frame.f_code.co_filename
+        kind = kinds.get(file)
+        if kind is None:
+            kind = _kind(file)
+        if kind:
+            break
         frame = frame.f_back
     frames: list[tuple[Any, int]] = []
-    while frame is not None and len(frames) < _DEPTH:
+    while frame is not None:
         code = frame.f_code
-        kind = kinds.get(code.co_filename) or _kind(code.co_filename)
+        kind = kinds.get(code.co_filename)
+        if kind is None:
+            kind = _kind(code.co_filename)
         if kind == 1:  # the runner's machinery: what is shown from here outward is known once
             frames += _outward(frame)[:_DEPTH - len(frames)]
             break
-        frames.append((code, frame.f_lineno))
+        frames.append((code, frame.f_lasti))
+        if len(frames) == _DEPTH:
+            break
         frame = frame.f_back
     return Where(tuple(frames))
 
@@ -144,7 +180,7 @@ def sender(past: frozenset[str] = frozenset(), skip: int = 2) -> Where | None:
     if users is None:
         file = code.co_filename
         users = _users[code] = not file.startswith(_SENDERS_NOT) and not any(p in file for p in _PACKAGES)
-    return Where(((code, frame.f_lineno),)) if users else None
+    return Where(((code, frame.f_lasti),)) if users else None
 
 
 def _outward(frame: FrameType) -> tuple[tuple[Any, int], ...]:
@@ -157,7 +193,7 @@ def _outward(frame: FrameType) -> tuple[tuple[Any, int], ...]:
     one: FrameType | None = frame
     while one is not None and len(shown) < _DEPTH:
         if _kind(one.f_code.co_filename) != 1:
-            shown.append((one.f_code, one.f_lineno))
+            shown.append((one.f_code, one.f_lasti))
         one = one.f_back
     if len(_outer) >= _OUTER_MAX:
         _outer.clear()
