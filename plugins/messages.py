@@ -72,29 +72,29 @@ from aliascheck.plugins.message_log import (
     THREAD_POOL,
     _buffers,
     _count,
-    _digest,
     _fed,
-    _internal,
     _judge_buffer,
     _lock,
-    _Message,
     _pickled,
     _plumbing,
     _receive,
     _received,
     _recording,
     _send,
-    _sender,
     _skipped,
     _synchronized,
-    _unpicklable,
     _unsend,
 )
 
+import aliascheck.judge as judge
 import aliascheck.mutability as mutability
+import aliascheck.records as records
+import aliascheck.sites as sites
 from aliascheck.discovery import Discovery
+from aliascheck.fingerprint import Fingerprint
 from aliascheck.hookspecs import hookimpl
 from aliascheck.instrument import patch, project_namespaces, rebind, undo_all
+from aliascheck.records import Record
 
 
 # -- queue.Queue, queue.SimpleQueue ----------------------------------------------
@@ -104,7 +104,7 @@ def _recorder(kind: type, obj: Any) -> Any:
     return None if led is None or _skipped(kind, obj) else led
 
 
-def _put(original: Any, owner: str, skip: frozenset[str], store: dict[int, _Message] = _received) -> Any:
+def _put(original: Any, owner: str, skip: frozenset[str], store: dict[int, Record] = _received) -> Any:
     """``put(item, block=True, timeout=None)``: an in-process queue's item is judged when received; a
     ``multiprocessing.Queue``'s (*store* ``_pickled``) until its sender's next receive or teardown."""
 
@@ -221,7 +221,7 @@ def _feeding(original: Any) -> Any:
             try:
                 data = original.dumps(obj, protocol)
             except Exception as exc:  # the user's own error: said once more here, raised unchanged
-                _unpicklable(msg, exc)
+                judge.unpicklable(msg, exc)
                 raise
             _fed(msg, data if protocol is None else None)
             return data
@@ -248,7 +248,7 @@ def _call(args: Any, kwargs: Any) -> tuple[Any, Any]:
     return args, kwargs
 
 
-def _work_item(original: Any, store: dict[int, _Message], owner: str, skip: frozenset[str],
+def _work_item(original: Any, store: dict[int, Record], owner: str, skip: frozenset[str],
                by_kwargs: bool) -> Any:
     @functools.wraps(original)
     def __init__(self: Any, future: Any, fn: Any, args: Any, kwargs: Any) -> None:
@@ -260,7 +260,7 @@ def _work_item(original: Any, store: dict[int, _Message], owner: str, skip: froz
             if _call_immutable(*call):
                 return
         except Exception as exc:  # a type whose subclass check raises: never the user's problem
-            _internal(led, owner, exc)
+            judge.internal(led, owner, exc)
             return
         # A process pool's call item carries the same kwargs dict (a fresh one per submit).
         _send(store, kwargs if by_kwargs else self, call, owner, _name(fn), skip, led, call=True)
@@ -294,7 +294,7 @@ def _started_with(original: Any, owner: str, skip: frozenset[str], own_kwargs: b
                 return
             name = _name(getattr(self, "_target", None)) or type(self).__name__
         except Exception as exc:
-            _internal(led, owner, exc)
+            judge.internal(led, owner, exc)
             return
         _send(_received, self, call, owner, name, skip, led, call=True)
 
@@ -344,7 +344,7 @@ def _pool_call(original: Any, mapping: bool) -> Any:
             if _call_immutable(*value):
                 return result
         except Exception as exc:
-            _internal(led, POOL, exc)
+            judge.internal(led, POOL, exc)
             return result
         _send(_received, result, value, POOL, _name(func), _POOL_FILES, led, call=True)
         return result
@@ -373,10 +373,10 @@ def _dumps(original: Any) -> Any:
         if callback is None or (led := _recording()) is None:
             return original(*args, **kwargs)
         try:
-            frame = _sender(_NO_FILES, 1)
+            where = sites.sender(_NO_FILES, 2)
         except ValueError:  # called from the outermost frame: no sender to name
-            frame = None
-        if frame is None:
+            where = None
+        if where is None:
             return original(*args, **kwargs)
         sent: list[Any] = []
 
@@ -389,25 +389,26 @@ def _dumps(original: Any) -> Any:
         kwargs["buffer_callback"] = buffer_callback
         result = original(*args, **kwargs)
         for buf in sent:
-            _send_buffer(led, buf, frame)
+            _send_buffer(led, buf, where)
         return result
 
     return dumps
 
 
-def _send_buffer(led: Any, buf: Any, frame: Any) -> None:
+def _send_buffer(led: Any, buf: Any, where: sites.Where) -> None:
     try:
-        digest = _digest(buf)
+        digest = judge.buffer_digest(buf)
         if digest is None:
             return
         key = weakref.ref(buf)  # a strong reference would keep the producer's buffer exported
-        msg = _Message(key, key, digest, led, PICKLE, "PickleBuffer", frame.f_code, frame.f_lineno,
-                       threading.current_thread(), False)
+        rec = records.handed("buffer", PICKLE, "PickleBuffer", where, threading.current_thread(), key,
+                             Fingerprint(digest, None), records.LOADS)
+        rec.key, rec.ledger = key, led
         with _lock:
-            _buffers[id(buf)] = msg
+            _buffers[id(buf)] = rec
         _count(led, PICKLE)
     except Exception as exc:
-        _internal(led, PICKLE, exc)
+        judge.internal(led, PICKLE, exc)
 
 
 
