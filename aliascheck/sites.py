@@ -162,6 +162,9 @@ def capture(skip: int = 2) -> Where:
 # nodes included: a fixed node's worker queue is its own plumbing) and frozen modules.
 _SENDERS_NOT = (os.path.dirname(os.__file__) + os.sep, _OURS[0] + os.sep, _OURS[1] + os.sep, "<frozen ")
 _users: dict[Any, bool] = {}  # code object -> whether it is the user's
+# (code, instruction offset) -> its one-frame Where: a send site makes one, not one per message (each
+# would be three more objects for the garbage collector to track while the message is in flight).
+_senders: dict[tuple[Any, int], Where] = {}
 
 
 def sender(past: frozenset[str] = frozenset(), skip: int = 2) -> Where | None:
@@ -180,7 +183,15 @@ def sender(past: frozenset[str] = frozenset(), skip: int = 2) -> Where | None:
     if users is None:
         file = code.co_filename
         users = _users[code] = not file.startswith(_SENDERS_NOT) and not any(p in file for p in _PACKAGES)
-    return Where(((code, frame.f_lasti),)) if users else None
+    if not users:
+        return None
+    key = (code, frame.f_lasti)
+    where = _senders.get(key)
+    if where is None:
+        if len(_senders) >= _OUTER_MAX:
+            _senders.clear()
+        where = _senders[key] = Where((key,))
+    return where
 
 
 def _outward(frame: FrameType) -> tuple[tuple[Any, int], ...]:
