@@ -38,6 +38,19 @@ class Session:
         push(self.ledger)
         self._started = True
         self.discovery.start()
+        if self.options.boundary == "on":
+            import aliascheck.boundary as boundary
+            import aliascheck.rewrite as rewrite
+
+            boundary.start(self.ledger)
+            import aliascheck.sites as sites
+
+            project = self.discovery.in_project
+            def marked(file: str) -> bool:
+                return project(file) and not file.startswith(sites._OURS)
+
+            boundary.set_project(marked)
+            rewrite.install(marked)
         if children:
             self.spool = Spool(self.options, self.adapters.plugins)
             self.spool.open()
@@ -54,6 +67,12 @@ class Session:
             child.session_stopped(self)
             self.spool.close()
         self.discovery.stop()
+        if self.options.boundary == "on":
+            import aliascheck.boundary as boundary
+            import aliascheck.rewrite as rewrite
+
+            rewrite.uninstall()
+            boundary.stop()
         self.adapters.uninstall()
         pop(self.ledger)
 
@@ -82,6 +101,10 @@ class Session:
         self.adapters.refresh()
         self.tests += 1
         self.ledger.begin(test, ignore)
+        if self.options.boundary == "on":
+            import aliascheck.boundary as boundary
+
+            boundary.begin()
         if self.spool is not None:
             self.spool.set_test(test)
 
@@ -96,6 +119,10 @@ class Session:
 
             self.step_roots(harness.select_roots([r for r in led.roots.values() if led.built_now(r)]), steps)
             self.adapters.teardown(led)
+            if self.options.boundary == "on":
+                import aliascheck.boundary as boundary
+
+                boundary.judge_all()
             led.verify_all("teardown")
             found = led.drain()
         finally:
