@@ -222,24 +222,36 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int) -
     seen = t.seen.setdefault(site, {})
     repeat = seen.get(id(value), 0) + 1
     seen[id(value)] = repeat
-    if how == "name":
-        if type(value) in (dict, list) and _fresh(value):
+    view = _view(value)
+    if how in ("name", "attr"):
+        # A name or attribute holding a live object itself is a handle (``self.w = model.weight``):
+        # a view of live memory is a value, and so is a container of live objects, once the same
+        # line keeps again (``best = list(model.parameters())`` at each improvement).
+        if not view and (type(value) not in (dict, list) or _fresh(value)):
             return
-    elif others <= 0 and repeat == 1 and not _view(value) and (type(value) not in (dict, list) or _fresh(value)):
+    elif others <= 0 and repeat == 1 and not view and (type(value) not in (dict, list) or _fresh(value)):
         return  # the keeper alone refers to it: nobody else can change it
-    if how != "name" and not _data(value):
-        return  # an object kept by attribute or item is a handle (a model, a client), not a value
+    elif not _data(value):
+        return  # an object kept as an item is a handle (a model, a client), not a value
     fp = fingerprint(value)
     rec = Record(_type_name(value), _sites[site][0], "kept", capture(3), threading.current_thread().name,
                  _ledger.test if _ledger is not None else None, value, fp, None, False)
     keep = _Keep(keeper, key, how, site)
     keep.repeat, keep.count, keep.epoch = repeat, count, t.epoch
-    keep.giver = _giver(site, value, sys._getframe(2))
+    keep.giver = _giver(site, value, _project_frame())
     rec.adopter = keep
     t.records.append(rec)
     t.last[site] = rec
     if _ledger is not None:
         _ledger.note_handover(rec.owner_name)
+
+
+def _project_frame() -> Any:
+    """The marked statement's frame: the first one outside this module."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    return frame
 
 
 def _giver(site: int, value: Any, frame: Any) -> str:
@@ -356,7 +368,7 @@ def _judge_one(rec: Record, check: str) -> list[Any]:
         return []
     if not (keep.how == "name" and check == "next keep") and not _held(rec):  # a name held it till now
         return []
-    if keep.how == "name" and not _view(rec.obj) and _test.counts.get(keep.site, 0) < 2:
+    if keep.how in ("name", "attr") and not _view(rec.obj) and _test.counts.get(keep.site, 0) < 2:
         return []  # a handle bound once
     changes = _changes(rec)
     if not changes:

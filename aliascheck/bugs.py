@@ -99,6 +99,8 @@ class Bug:
             return re.split(r"[\[.]", first.path, maxsplit=1)[0]
         if first.kind == "unverifiable":
             return _INDEX.sub("[*]", first.path)
+        if first.kind in ("kept", "handed", "copied"):  # the project's name for what it kept or handed
+            return first.label
         return ""
 
     @property

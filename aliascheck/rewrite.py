@@ -49,6 +49,10 @@ PURE = frozenset({"len", "print", "isinstance", "issubclass", "sorted", "sum", "
                   "reversed", "open", "setattr", "delattr", "globals", "locals"})  # x.copy(), copy.copy(x), np.copy(x), numpy.copy(x)
 
 
+def _in_place(name: str) -> bool:
+    return name in WRITES or (name.endswith("_") and not name.startswith("_"))
+
+
 def _simple(node: ast.expr, depth: int = 4) -> bool:
     """A name, or an attribute/subscript chain over one with constant or name keys: safe to re-read."""
     if isinstance(node, ast.Name):
@@ -237,6 +241,11 @@ class Marker(ast.NodeTransformer):
 
     def _method(self, stmt: ast.stmt, call: ast.Call) -> ast.stmt | None:
         func = call.func
+        # x.mul_(a).add_(b): the in-place chain writes its innermost receiver.
+        while (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
+               and isinstance(func.value.func, ast.Attribute) and _in_place(func.attr)
+               and _in_place(func.value.func.attr)):
+            func = func.value.func
         if not isinstance(func, ast.Attribute) or not _simple(func.value) or any(
                 isinstance(a, ast.Starred) for a in call.args):
             return None
@@ -250,7 +259,7 @@ class Marker(ast.NodeTransformer):
             if name == "append":  # the value is the receiver's last item now
                 return self._call(stmt, "appended", _load(receiver), site, _root(receiver))
             return self._call(stmt, "wrote", _load(receiver), _root(receiver))
-        if name in WRITES or (name.endswith("_") and not name.startswith("_")):
+        if _in_place(name):
             return self._call(stmt, "wrote", _load(receiver), _root(receiver))
         return None
 
