@@ -30,6 +30,7 @@ import aliascheck.guard as guard
 from . import mutability
 from .diff import Change, diff
 from .fingerprint import Fingerprint, fingerprint
+from .kinds import LOAD_METHODS, STATE_METHODS
 from .records import Record
 from .sites import capture
 
@@ -241,9 +242,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int) -
     keep.giver = _giver(site, value, _project_frame())
     rec.adopter = keep
     t.records.append(rec)
-    t.last[site] = rec
-    if _ledger is not None:
-        _ledger.note_handover(rec.owner_name)
+    t.last[site] = rec  # not counted as a handover: the summary's counts are the state protocols' and channels'
 
 
 def _project_frame() -> Any:
@@ -601,8 +600,8 @@ def _handed_parts(calls: tuple[tuple[Any, tuple[Any, ...]], ...]) -> list[tuple[
     """
     out = []
     for i, (func, args) in enumerate(calls):
-        if not _library(func):
-            continue
+        if not _library(func) or getattr(func, "__name__", "") in _PROTOCOL:
+            continue  # a load through a state protocol is the ledger's handover (rule Loads)
         module_method = _module(getattr(func, "__self__", None))
         for j, arg in enumerate(args):
             if not _data(arg) or type(arg) in mutability.FROZEN or _parameter(arg):
@@ -665,6 +664,8 @@ def _handed(obj: Any, func: Any, site: int, call: int, arg: int, path: str, was:
     t = _test
     if id(obj) in t.handed and t.handed[id(obj)].obj is obj:
         return
+    if _ledger is not None and _ledger.recorded(obj):
+        return  # one record per handover: the ledger's (a snapshot, a load) judges it
     calls = _extras.get(site) or []
     text, names = calls[call] if call < len(calls) else ("?", [])
     name = names[arg] if arg < len(names) else f"argument {arg + 1}"
@@ -674,8 +675,6 @@ def _handed(obj: Any, func: Any, site: int, call: int, arg: int, path: str, was:
     rec.adopter = (was, gained, t.epoch)
     t.handed[id(obj)] = rec
     t.records.append(rec)
-    if _ledger is not None:
-        _ledger.note_handover(rec.owner_name)
 
 
 def _explained(result: Any, obj: Any) -> bool:
@@ -715,10 +714,22 @@ def _same_memory(result: Any, obj: Any) -> bool:
 _LIVE_VIEWS = (__import__("types").MappingProxyType, __import__("collections").ChainMap, memoryview)
 
 
+_PROTOCOL = frozenset(STATE_METHODS + LOAD_METHODS)
+# Callees whose keeping is another adapter's to judge (messages: queues, executors, threads,
+# processes) or is not keeping at all (a mock records every call's arguments).
+_OTHERS = ("queue", "_queue", "multiprocessing", "concurrent.futures", "threading", "asyncio", "unittest.mock",
+           "pickle", "_pickle", "copy", "functools")
+
+
 def _library(func: Any) -> bool:
-    """A callee outside the project: a library's function, class or a library object's method."""
+    """A callee outside the project: a library's function, class or a library object's method,
+    and not one whose keeping another adapter judges."""
     if func is None:
         return True
+    module = (type(func.__self__).__module__ if getattr(func, "__self__", None) is not None
+              and not isinstance(func.__self__, type(sys)) else getattr(func, "__module__", None)) or ""
+    if module.startswith(_OTHERS) and module.partition(".")[0] in {m.partition(".")[0] for m in _OTHERS}:
+        return False
     owner = getattr(func, "__self__", None)
     if owner is not None and not isinstance(owner, type(sys)):
         if type(owner) in mutability.CONTAINERS or type(owner) in (dict, list):

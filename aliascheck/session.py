@@ -26,6 +26,9 @@ class Session:
         self.spool: Spool | None = None  # the children's findings (a pytest session's)
         self.discovery = Discovery(options.discover, options.roots or (os.getcwd(),))
         self.findings: list[Finding] = []
+        # Findings of children that outlived their test, whenever they arrived (during a later
+        # test's end, or at the session's): the run fails for each, however the timing fell.
+        self.late: list[Finding] = []
         self.stats = Stats()
         self.tests = 0
         self._started = False
@@ -78,13 +81,13 @@ class Session:
 
     def end_children(self, timeout: float = 5.0) -> list[Finding]:
         """Before the session reports: daemonic workers still running are ended (their teardown
-        check runs first), and what every child found since the last test is taken and returned."""
+        check runs first), and every finding of a child that outlived its test is returned, those a
+        later test's end took in included."""
         if self.spool is None:
             return []
-        before = len(self.findings)
         self.spool.end_daemons(timeout)
         self.findings += self._from_children(None)  # no test runs now: every finding is an earlier test's
-        return self.findings[before:]
+        return list(self.late)
 
     def fork(self) -> None:
         """In a forked child: a new ledger in place of the inherited one."""
@@ -147,12 +150,13 @@ class Session:
         spool.handovers = spool.checked = 0
         spool.owners.clear()
         for finding in found:
-            (mine if finding.test == test else late).append(finding)
+            (mine if finding.test == test and test is not None else late).append(finding)
             if finding.kind == "unverifiable":
                 self.stats.unverifiable += 1
             elif finding.severity != "info":
                 self.stats.flagged += 1
         self.findings.extend(late)
+        self.late.extend(late)
         return mine
 
     def abandon_test(self) -> None:
