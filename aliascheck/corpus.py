@@ -546,14 +546,3 @@ def handle(args: Any, out: Callable[[str], None] | None = None) -> int:
                   progress=lambda text: print(text, file=sys.stderr, flush=True))
     write(json.dumps(payload(results), indent=2) if args.format == "json" else table(results))
     return ExitCode.OK if all(r.passed for r in results) else ExitCode.FINDINGS
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m aliascheck.corpus ...``: the same as ``aliascheck corpus ...``."""
-    from .cli import main as cli_main
-
-    return cli_main(["corpus", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from . import processes
 from .adapters import Adapters
 from .config import Options
 from .discovery import Discovery
@@ -34,10 +35,8 @@ class Session:
         self._started = False
 
     def start(self, children: bool = False) -> None:
-        """Begin recording; with *children*, every Python child process records too (see :mod:`aliascheck.child`)."""
-        import aliascheck.child as child
-
-        child.stop_inherited()  # a checked pytest started by a checked test (pytester, xdist): its own session
+        """Begin recording; with *children*, every Python child process records too (:mod:`aliascheck.processes`)."""
+        processes.stop_inherited()  # a checked pytest started by a checked test (pytester, xdist): its own session
         push(self.ledger)
         self._started = True
         self.discovery.start()
@@ -57,17 +56,15 @@ class Session:
         if children:
             self.spool = Spool(self.options, self.adapters.plugins)
             self.spool.open()
-            child.session_started(self, str(self.spool.dir))
+            processes.session_started(self, str(self.spool.dir))
 
     def stop(self) -> None:
         if not self._started:
             return
         self._started = False
         if self.spool is not None:
-            import aliascheck.child as child
-
             self.findings += self._from_children(None)  # children that ended after their test
-            child.session_stopped(self)
+            processes.session_stopped(self)
             self.spool.close()
         self.discovery.stop()
         if self.options.boundary == "on":

@@ -1,4 +1,4 @@
-"""Child processes under --aliascheck: a ledger in each, findings back through the spool (aliascheck.child, .spool)."""
+"""Child processes under --aliascheck: a ledger in each, findings back through the spool (aliascheck.processes)."""
 
 from __future__ import annotations
 
