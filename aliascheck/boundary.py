@@ -136,7 +136,6 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
     """*value* was stored into *keeper* at *site* (a list item, a dict key, an attribute)."""
     if not _on or guard.busy():
         return
-    t = _test
     _written_by_project(keeper, root)
     if _scalar(value) or mutability.immutable(value):
         return
@@ -197,7 +196,7 @@ def copied(copy: Any, source: Any, site: int) -> None:
     if not shared:
         return
     rec = Record(_type_name(source), _sites[site][0], "copied", capture(2), threading.current_thread().name,
-                 _ledger.test if _ledger is not None else None, copy, Fingerprint(b"", None, [], False, True),
+                 _ledger.test if _ledger is not None else None, copy, Fingerprint(b"", None, 0, False, True),
                  None, False)
     rec.adopter = source
     rec.adopted = [(path, "") for path, _ in shared]
@@ -247,7 +246,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int) -
 
 def _project_frame() -> Any:
     """The marked statement's frame: the first one outside this module."""
-    frame = sys._getframe(1)
+    frame: Any = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename == __file__:
         frame = frame.f_back
     return frame

@@ -40,13 +40,13 @@ KEEPS = {"append": 0, "appendleft": 0, "insert": 1}
 WRITES = frozenset({"extend", "extendleft", "update", "pop", "popleft", "popitem", "remove", "clear", "sort",
                     "reverse", "discard", "add", "setdefault", "fill", "resize", "put", "itemset",
                     "__setitem__", "__delitem__", "__iadd__", "setflags", "partition", "byteswap"})
-COPIES = frozenset({"copy"})
+COPIES = frozenset({"copy"})  # x.copy(), copy.copy(x), np.copy(x), numpy.copy(x)
 # Builtins that keep none of their arguments (or whose result is all that keeps them): no look.
 PURE = frozenset({"len", "print", "isinstance", "issubclass", "sorted", "sum", "min", "max", "str", "int", "float",
                   "bool", "repr", "id", "type", "range", "enumerate", "list", "dict", "tuple", "set", "frozenset",
                   "getattr", "hasattr", "abs", "round", "any", "all", "format", "hash", "callable", "divmod",
                   "pow", "ord", "chr", "bytes", "vars", "dir", "super", "iter", "next", "zip", "map", "filter",
-                  "reversed", "open", "setattr", "delattr", "globals", "locals"})  # x.copy(), copy.copy(x), np.copy(x), numpy.copy(x)
+                  "reversed", "open", "setattr", "delattr", "globals", "locals"})
 
 
 def _in_place(name: str) -> bool:
@@ -73,8 +73,9 @@ def _load(node: ast.expr) -> ast.expr:
         return ast.Attribute(_load(node.value), node.attr, ast.Load())
     assert isinstance(node, ast.Subscript)
     key = node.slice
-    key = ast.Name(key.id, ast.Load()) if isinstance(key, ast.Name) else ast.Constant(key.value)  # type: ignore[union-attr]
-    return ast.Subscript(_load(node.value), key, ast.Load())
+    fresh = ast.Name(key.id, ast.Load()) if isinstance(key, ast.Name) else ast.Constant(
+        key.value if isinstance(key, ast.Constant) else None)
+    return ast.Subscript(_load(node.value), fresh, ast.Load())
 
 
 def _root(node: ast.expr) -> ast.expr:
@@ -409,7 +410,7 @@ def install(in_project: Callable[[str], bool]) -> None:
             sys.meta_path.remove(finder)
 
     _installed.append(unfind)
-    rewrite = sys.modules.get("_pytest.assertion.rewrite")
+    rewrite: Any = sys.modules.get("_pytest.assertion.rewrite")
     if rewrite is None or not hasattr(rewrite, "rewrite_asserts") or not hasattr(rewrite, "PYC_TAIL"):
         return
     original, tail = rewrite.rewrite_asserts, rewrite.PYC_TAIL

@@ -41,22 +41,26 @@ class Session:
         self._started = True
         self.discovery.start()
         if self.options.boundary == "on":
-            import aliascheck.boundary as boundary
-            import aliascheck.rewrite as rewrite
-
-            boundary.start(self.ledger)
-            import aliascheck.sites as sites
-
-            project = self.discovery.in_project
-            def marked(file: str) -> bool:
-                return project(file) and not file.startswith(sites._OURS)
-
-            boundary.set_project(marked)
-            rewrite.install(marked)
+            self._mark_project()
         if children:
             self.spool = Spool(self.options, self.adapters.plugins)
             self.spool.open()
             processes.session_started(self, str(self.spool.dir))
+
+    def _mark_project(self) -> None:
+        """Boundary handovers: the project's modules are marked as they are imported (:mod:`aliascheck.rewrite`)."""
+        import aliascheck.boundary as boundary
+        import aliascheck.rewrite as rewrite
+        import aliascheck.sites as sites
+
+        project = self.discovery.in_project
+
+        def marked(file: str) -> bool:  # the project's files, never aliascheck's own (nor its fixed nodes)
+            return project(file) and not file.startswith(sites._OURS)
+
+        boundary.start(self.ledger)
+        boundary.set_project(marked)
+        rewrite.install(marked)
 
     def stop(self) -> None:
         if not self._started:
