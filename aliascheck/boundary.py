@@ -19,9 +19,12 @@ project's write into one of them (rule ``copied``). The reports go through the o
 
 from __future__ import annotations
 
+import collections
 import gc
+import re
 import sys
 import threading
+import types
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,6 +38,14 @@ from .records import Record
 from .sites import capture
 
 _on = False  # set while a session records: every hook returns at once otherwise
+# ids of what the test's records hold (a kept value and its parts, a value a library kept, a part a
+# copy shares): the marked code calls wrote() only for these. One set, cleared in place.
+WATCHED: set[int] = set()
+ATOMS = mutability.ATOMS
+ID, TYPE = id, type  # for the marked code: a module may call its own names id or type
+# Array and tensor types met so far: an in-place write into one (``sample -= mean``) may go into
+# memory a record holds through another object (a view's base), so the marked code always reports it.
+BUFFERS: set[type] = set()
 _sites: list[tuple[str, str]] = []  # site number -> (keeper text, how): the marked statements
 _extras: dict[int, Any] = {}  # site number -> a passing statement's [(call text, [argument texts])]
 _site_lock = threading.Lock()
@@ -72,13 +83,16 @@ class _Test:
     def __init__(self) -> None:
         self.records: list[Record] = []
         self.last: dict[int, Record] = {}
-        self.seen: dict[int, dict[int, int]] = {}  # site -> id of a kept object -> times kept there
+        # site -> (the object kept there last, how many keeps in a row kept it): a history of one
+        # object. The object itself, not its id: a freed dict's id is soon another dict's.
+        self.seen: dict[int, tuple[Any, int]] = {}
         self.counts: dict[int, int] = {}
         self.written: dict[int, int] = {}  # id -> epoch of the project's last write
         self.epoch = 0
         self.shared: dict[int, Record] = {}  # id of a part a copy shares with its source -> the copy's record
         self.flagged: set[int] = set()  # sites already reported in this test
         self.handed: dict[int, Record] = {}  # id -> a value a library call kept (kind handed)
+        self.holds: dict[int, int] = {}  # id of a keeper -> how many records refer to it
         self.pending: list[tuple[Record, list[Change], str]] = []  # found at a next keep, reported at the end
 
 
@@ -89,11 +103,31 @@ _ledger: Any = None
 def start(ledger: Any) -> None:
     global _on, _ledger, _test
     _ledger, _test, _on = ledger, _Test(), True
+    WATCHED.clear()
+    for module, names in (("torch", ("Tensor",)), ("torch.nn", ("Parameter",)), ("numpy", ("ndarray",))):
+        loaded = sys.modules.get(module)
+        for name in names:
+            kind = getattr(loaded, name, None)
+            if isinstance(kind, type):
+                _buffer_type(kind)
 
 
 def stop() -> None:
     global _on, _ledger, _test
     _on, _ledger, _test = False, None, _Test()
+    WATCHED.clear()
+
+
+def _watch(obj: Any) -> None:
+    """The project's writes into *obj* and its parts matter from now on."""
+    WATCHED.add(id(obj))
+    if type(obj) in _PLAIN or mutability.has_attributes(obj):
+        from .probe import reachable
+
+        try:
+            WATCHED.update(map(id, reachable(obj, depth=4)))
+        except Exception:
+            pass
 
 
 def _wrote(obj: Any) -> None:
@@ -132,26 +166,86 @@ def _written_by_project(target: Any, root: Any) -> None:
 
 
 def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | None = None,
-         root: Any = None) -> None:
-    """*value* was stored into *keeper* at *site* (a list item, a dict key, an attribute)."""
+         root: Any = None, source: int = -1) -> None:
+    """*value* was stored into *keeper* at *site* (a list item, a dict key, an attribute).
+
+    *source*: where the value came from, when the marked code knows: a loop's site (the loop's
+    iterable decides), -2 for the keeping function's own parameter (its caller decides), -1 unknown.
+    """
     if not _on or guard.busy():
         return
     _written_by_project(keeper, root)
-    if _scalar(value) or mutability.immutable(value):
+    kind = type(value)
+    if kind in mutability.ATOMS:
         return
     # The keeper's slot, this frame's argument, getrefcount's, and the project's own name for it.
     others = sys.getrefcount(value) - 3 - named
+    if kind in _PLAIN:
+        if others <= 0 and _atoms_only(value):
+            return  # a container of atoms the keeper alone holds: nothing to judge, ever
+    elif _scalar(value) or mutability.immutable(value):
+        return
     how = "attr" if attr is not None else "item"
     key: Any = attr
-    if how == "item" and type(keeper) in (list, __import__("collections").deque):
+    if how == "item" and type(keeper) in _SEQUENCES:
         key = None  # found again by identity: an insert moves what follows
-    _keep(keeper, value, key, how, site, others)
+    _keep(keeper, value, key, how, site, others, _made(source))
 
 
-def through(result: Any, keeper: Any, value: Any, site: int, root: Any = None) -> Any:
+_PLAIN = (dict, list)
+_SEQUENCES = (list, collections.deque)
+_ATOM_SET = mutability.ATOMS
+
+
+def _atoms_only(value: Any) -> bool:
+    """A dict or list of atoms only, told at C speed (short ones: a long one is fingerprinted anyway)."""
+    items = value.values() if type(value) is dict else value
+    return len(value) <= 256 and set(map(type, items)) <= _ATOM_SET
+
+
+_buffers: dict[type, bool] = {}
+
+
+def _buffer_type(kind: type) -> bool:
+    known = _buffers.get(kind)
+    if known is None:
+        module = kind.__module__ or ""
+        known = _buffers[kind] = module.startswith(("numpy", "torch")) and hasattr(kind, "shape")
+        if known:
+            BUFFERS.add(kind)
+    return known
+
+
+def _made(source: int) -> bool:
+    """The kept value came from the project's own code: a loop over a project generator, or a
+    parameter of a function the project itself called."""
+    if source >= 0:
+        return _fed.get(source, False)
+    if source == -2:
+        frame = _project_frame()
+        caller = frame.f_back if frame is not None else None
+        return caller is not None and _in_project(caller.f_code.co_filename)
+    return False
+
+
+_fed: dict[int, bool] = {}  # loop site -> its iterable is one of the project's own generators
+
+
+def loop(iterable: Any, site: int) -> Any:
+    """``for x in iterable`` starts: is it the project's own generator? Returns *iterable* itself."""
+    if _on:
+        try:
+            code = getattr(iterable, "gi_code", None)
+            _fed[site] = code is not None and _in_project(code.co_filename)
+        except Exception:
+            _fed[site] = False
+    return iterable
+
+
+def through(result: Any, keeper: Any, value: Any, site: int, root: Any = None, source: int = -1) -> Any:
     """A lambda's ``keeper.append(value)`` ran (it returned *result*): the keep, then the result."""
     try:
-        kept(keeper, value, site, True, None, root)
+        kept(keeper, value, site, True, None, root, source)
     except Exception:
         pass
     return result
@@ -179,9 +273,13 @@ def bound(value: Any, site: int, call: str = "") -> None:
     for an optimizer): judged only once the same line binds again (a history: ``best = ...`` at each
     improvement). A view is judged either way: it is a new object, so it looks like a value.
     """
-    if not _on or guard.busy() or type(value) in mutability.ATOMS:
+    if not _on or guard.busy():
         return
-    if not (type(value) in (dict, list) or _view(value)):
+    kind = type(value)
+    if kind in _PLAIN:
+        if _atoms_only(value) or _fresh(value):
+            return  # nothing in it anyone else refers to
+    elif not (_buffer_type(kind) and _view(value)):
         return
     frame = sys._getframe(1)
     keeper = frame.f_globals if frame.f_code.co_name == "<module>" else frame
@@ -205,23 +303,32 @@ def copied(copy: Any, source: Any, site: int) -> None:
     for _path, part in shared:
         for obj in _descendants(part):
             t.shared.setdefault(id(obj), rec)
+            WATCHED.add(id(obj))
     t.records.append(rec)
 
 
 # -- recording ---------------------------------------------------------------------
 
 
-def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int) -> None:
+def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, made: bool = False) -> None:
+    """Record a keep worth judging. *others*: references besides the keeper's and the project's
+    own name; *made*: the value came from the project's own code (its generator, its caller)."""
     t = _test
     t.epoch += 1
     count = t.counts.get(site, 0)
     t.counts[site] = count + 1
+    last = t.seen.get(site)
+    repeat = last[1] + 1 if last is not None and last[0] is value else 1
+    t.seen[site] = (value, repeat)
     prev = t.last.get(site)
-    if prev is not None and site not in t.flagged:
+    if prev is not None and site not in t.flagged and (
+            prev.obj is value or how == "name" or _buffer_type(type(prev.obj))):
+        # The value kept here before, while its keeper surely held it: the same object kept again
+        # (a history of one object), a name bound again (it held the value till now), or an array or
+        # tensor (hashed at C speed).
         _judge_one(prev, "next keep")
-    seen = t.seen.setdefault(site, {})
-    repeat = seen.get(id(value), 0) + 1
-    seen[id(value)] = repeat
+    if made and repeat == 1:
+        return  # the project's own value, kept once: not a crossing
     view = _view(value)
     if how in ("name", "attr"):
         # A name or attribute holding a live object itself is a handle (``self.w = model.weight``):
@@ -241,6 +348,8 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int) -
     keep.giver = _giver(site, value, _project_frame())
     rec.adopter = keep
     t.records.append(rec)
+    _watch(value)
+    t.holds[id(keeper)] = t.holds.get(id(keeper), 0) + 1
     t.last[site] = rec  # not counted as a handover: the summary's counts are the state protocols' and channels'
 
 
@@ -299,7 +408,7 @@ def _data(value: Any) -> bool:
 
 def _view(value: Any) -> bool:
     """A new array or tensor over memory it does not own (``t.numpy()``, ``np.frombuffer``, ``a[:]``)."""
-    if not mutability.is_buffer(value):
+    if not _buffer_type(type(value)):
         return False
     try:
         if type(value).__module__.startswith("numpy"):
@@ -323,9 +432,13 @@ def _type_name(value: Any) -> str:
 
 
 def _held(rec: Record) -> bool:
-    """Whether the keeper still holds the value where it was kept."""
+    """Whether the keeper still holds the value where it was kept, and is itself still held by
+    someone besides these records (a dead function's local list holds nothing any more)."""
     keep: _Keep = rec.adopter
     keeper, value = keep.keeper, rec.obj
+    # getrefcount's argument, this frame's name, and each record's _Keep.
+    if keep.how in ("item", "attr") and sys.getrefcount(keeper) - 2 - _test.holds.get(id(keeper), 0) <= 0:
+        return False
     try:
         if keep.how == "attr":
             return getattr(keeper, keep.key, None) is value
@@ -393,7 +506,8 @@ def _report(rec: Record, changes: list[Change], check: str) -> list[Any]:
     position = _position(rec)
     paths = [Change(f"{position}{c.path}", c.before, c.after, c.kind, c.text) for c in changes]
     what = rec.owner_name.rpartition(".")[2]
-    same = _test.seen.get(keep.site, {}).get(id(rec.obj), 1)
+    last = _test.seen.get(keep.site)
+    same = last[1] if last is not None and last[0] is rec.obj else 1
     memory = _same_memory_count(rec)
     kept_here = sum(1 for r in _test.records if r.kind == "kept" and r.adopter.site == keep.site)
     if same > 1:
@@ -484,6 +598,7 @@ def judge_all(check: str = "teardown") -> None:
 def begin() -> None:
     global _test
     _test = _Test()
+    WATCHED.clear()
 
 
 # -- copies --------------------------------------------------------------------------
@@ -674,6 +789,7 @@ def _handed(obj: Any, func: Any, site: int, call: int, arg: int, path: str, was:
     rec.adopter = (was, gained, t.epoch)
     t.handed[id(obj)] = rec
     t.records.append(rec)
+    _watch(obj)
 
 
 def _explained(result: Any, obj: Any) -> bool:
@@ -710,7 +826,7 @@ def _same_memory(result: Any, obj: Any) -> bool:
 
 
 # Objects that are live views of what they are given, by their documentation.
-_LIVE_VIEWS = (__import__("types").MappingProxyType, __import__("collections").ChainMap, memoryview)
+_LIVE_VIEWS = (types.MappingProxyType, collections.ChainMap, memoryview)
 
 
 _PROTOCOL = frozenset(STATE_METHODS + LOAD_METHODS)
@@ -752,12 +868,19 @@ _project: Any = None
 
 
 def _in_project(file: str) -> bool:
-    return bool(file) and _project is not None and _project(file)
+    known = _files.get(file)
+    if known is None:
+        known = _files[file] = bool(file) and _project is not None and bool(_project(file))
+    return known
+
+
+_files: dict[str, bool] = {}
 
 
 def set_project(predicate: Any) -> None:
     global _project
     _project = predicate
+    _files.clear()
 
 
 def _module(owner: Any) -> bool:
@@ -855,7 +978,7 @@ def _changes_of(rec: Record) -> list[Change]:
     return [c for c in changes if not _parameter(_at(rec.obj, c.path))]
 
 
-_STEP = __import__("re").compile(r"\[('(?:[^'\\]|\\.)*'|-?\d+)\]")
+_STEP = re.compile(r"\[('(?:[^'\\]|\\.)*'|-?\d+)\]")
 
 
 def _at(root: Any, path: str) -> Any:

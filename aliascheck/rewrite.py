@@ -34,6 +34,10 @@ from collections.abc import Callable
 from typing import Any
 
 RUNTIME = "__aliascheck_boundary__"  # the module global the inserted calls go through
+WATCHED = "__aliascheck_watched__"  # boundary.WATCHED: ids of what a record holds (one set, cleared in place)
+ATOMS = "__aliascheck_atoms__"  # mutability.ATOMS
+BUFFERS = "__aliascheck_buffers__"  # boundary.BUFFERS: array and tensor types
+ID, TYPE = "__aliascheck_id__", "__aliascheck_type__"  # the builtins, whatever the module calls id or type
 # Methods that keep their argument in the receiver (the argument index that is kept).
 KEEPS = {"append": 0, "appendleft": 0, "insert": 1}
 # Methods that change their receiver in place (torch's ``name_`` convention is added by rule).
@@ -78,6 +82,28 @@ def _load(node: ast.expr) -> ast.expr:
     return ast.Subscript(_load(node.value), fresh, ast.Load())
 
 
+def _watched(node: ast.expr) -> ast.expr:
+    """``id(node) in WATCHED``: the object is recorded, or part of something recorded."""
+    return ast.Compare(ast.Call(ast.Name(ID, ast.Load()), [_load(node)], []), [ast.In()],
+                       [ast.Name(WATCHED, ast.Load())])
+
+
+def _not_atom(node: ast.expr) -> ast.expr:
+    """``type(node) not in ATOMS``."""
+    return ast.Compare(ast.Call(ast.Name(TYPE, ast.Load()), [node], []), [ast.NotIn()],
+                       [ast.Name(ATOMS, ast.Load())])
+
+
+def _buffer(node: ast.expr) -> ast.expr:
+    """``type(node) in BUFFERS``: an array or tensor (a view's write lands in its base's memory)."""
+    return ast.Compare(ast.Call(ast.Name(TYPE, ast.Load()), [_load(node)], []), [ast.In()],
+                       [ast.Name(BUFFERS, ast.Load())])
+
+
+def _either(*tests: ast.expr) -> ast.expr:
+    return ast.BoolOp(ast.Or(), list(tests))
+
+
 def _root(node: ast.expr) -> ast.expr:
     """The name a simple chain starts from (``groups`` of ``groups[0]``, ``opt`` of ``opt.param_groups[0]``)."""
     while isinstance(node, (ast.Attribute, ast.Subscript)):
@@ -100,10 +126,13 @@ class Marker(ast.NodeTransformer):
         self.count = 0
         # name -> what it was last given by, in the scope being marked: "lib.items(), yielded" for a
         # loop's target, the call text for ``name = call(...)``; a report names it as the giver.
-        self.given: dict[str, str] = {}
+        self.given: dict[str, tuple[str, int]] = {}
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         saved, self.given = self.given, {}
+        args = node.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            self.given[arg.arg] = ("", -2)  # a parameter: the caller decides where it came from
         try:
             return self.generic_visit(node)
         finally:
@@ -113,7 +142,17 @@ class Marker(ast.NodeTransformer):
 
     def visit_For(self, node: ast.For) -> ast.AST:
         if isinstance(node.target, ast.Name):
-            self.given[node.target.id] = f"{_text(node.iter)}, yielded"
+            text = f"{_text(node.iter)}, yielded"
+            site = self._site(node.target.id, "loop", text)
+            self.given[node.target.id] = (text, site)
+            call = ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), "loop", ast.Load()),
+                            [node.iter, ast.Constant(site)], [])
+            for part in ast.walk(call):
+                if part is call or not hasattr(part, "lineno"):
+                    ast.copy_location(part, node.iter)
+                    part.end_lineno = node.iter.end_lineno  # type: ignore[attr-defined]
+                    part.end_col_offset = node.iter.end_col_offset  # type: ignore[attr-defined]
+            node.iter = call
         return self.generic_visit(node)
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
@@ -122,6 +161,17 @@ class Marker(ast.NodeTransformer):
         The body becomes ``through(acts.append(out), acts, out, site)``: the original call runs first,
         exactly as written, and its result is what the lambda returns.
         """
+        saved = dict(self.given)
+        args = node.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            self.given[arg.arg] = ("", -2)
+        try:
+            self._lambda(node)
+        finally:
+            self.given = saved
+        return node
+
+    def _lambda(self, node: ast.Lambda) -> None:
         self.generic_visit(node)
         body = node.body
         if (isinstance(body, ast.Call) and isinstance(body.func, ast.Attribute) and body.func.attr in KEEPS
@@ -130,18 +180,23 @@ class Marker(ast.NodeTransformer):
             receiver, value = body.func.value, body.args[KEEPS[body.func.attr]]
             site = ast.Constant(self._site(_text(receiver), body.func.attr, (_text(value), self._giver(value))))
             call = ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), "through", ast.Load()),
-                            [body, _load(receiver), _load(value), site, _root(receiver)], [])
+                            [body, _load(receiver), _load(value), site, _root(receiver), self._source(value)], [])
             for part in ast.walk(call):
                 if not hasattr(part, "lineno"):
                     ast.copy_location(part, body)
                     part.end_lineno, part.end_col_offset = body.end_lineno, body.end_col_offset  # type: ignore[attr-defined]
             node.body = call
-        return node
 
     def _giver(self, value: ast.expr) -> str:
-        if isinstance(value, ast.Name) and value.id in self.given:
-            return self.given[value.id]
+        if isinstance(value, ast.Name) and value.id in self.given and self.given[value.id][0]:
+            return self.given[value.id][0]
         return _text(value)
+
+    def _source(self, value: ast.expr) -> ast.expr:
+        """Where a kept name came from: a loop's site, -2 for a parameter, -1 unknown."""
+        if isinstance(value, ast.Name) and value.id in self.given:
+            return ast.Constant(self.given[value.id][1])
+        return ast.Constant(-1)
 
     # Every statement list (module, function and class bodies, loops, branches, with, try) is walked.
     def generic_visit(self, node: ast.AST) -> ast.AST:
@@ -174,8 +229,16 @@ class Marker(ast.NodeTransformer):
         self.count += 1
         return boundary.site(keeper, how, extra)
 
-    def _call(self, stmt: ast.stmt, fn: str, *args: ast.expr) -> ast.stmt:
-        call = ast.Expr(ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), fn, ast.Load()), list(args), []))
+    def _call(self, stmt: ast.stmt, fn: str, *args: ast.expr, only: ast.expr | None = None) -> ast.stmt:
+        """``try: [if only:] runtime.fn(*args) except Exception: pass`` on the statement's line.
+
+        *only*: a test in the marked code itself, so that the common case (an atom kept, a write
+        into something nothing records) costs a type or set lookup, not a call.
+        """
+        call: ast.stmt = ast.Expr(ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), fn, ast.Load()),
+                                           list(args), []))
+        if only is not None:
+            call = ast.If(only, [call], [])
         guarded = ast.Try(body=[call], handlers=[ast.ExceptHandler(ast.Name("Exception", ast.Load()), None,
                                                                    [ast.Pass()])], orelse=[], finalbody=[])
         for node in ast.walk(guarded):  # the statement's own line: tracebacks and coverage are unchanged
@@ -235,9 +298,11 @@ class Marker(ast.NodeTransformer):
         if isinstance(stmt, ast.AugAssign):
             target = stmt.target
             if isinstance(target, (ast.Subscript, ast.Attribute)) and _simple(target.value):
-                return self._call(stmt, "wrote", _load(target.value), _root(target.value))
-            if isinstance(target, ast.Name):
-                return self._call(stmt, "wrote", _load(target), _load(target))
+                return self._call(stmt, "wrote", _load(target.value), _root(target.value),
+                                  only=_watched(target.value))
+            if isinstance(target, ast.Name):  # ``sample -= mean``: an array's or tensor's memory, maybe a view's
+                return self._call(stmt, "wrote", _load(target), _load(target),
+                                  only=_either(_watched(target), _buffer(target)))
         return None
 
     def _method(self, stmt: ast.stmt, call: ast.Call) -> ast.stmt | None:
@@ -256,26 +321,32 @@ class Marker(ast.NodeTransformer):
             site = ast.Constant(self._site(_text(receiver), name, (_text(value), self._giver(value))))
             if _simple(value):
                 return self._call(stmt, "kept", _load(receiver), _load(value), site, ast.Constant(True),
-                                  ast.Constant(None), _root(receiver))
+                                  ast.Constant(None), _root(receiver), self._source(value),
+                                  only=_either(_not_atom(_load(value)), _watched(receiver)))
             if name == "append":  # the value is the receiver's last item now
-                return self._call(stmt, "appended", _load(receiver), site, _root(receiver))
-            return self._call(stmt, "wrote", _load(receiver), _root(receiver))
+                last = ast.Subscript(_load(receiver), ast.UnaryOp(ast.USub(), ast.Constant(1)), ast.Load())
+                return self._call(stmt, "appended", _load(receiver), site, _root(receiver),
+                                  only=_either(_not_atom(last), _watched(receiver)))
+            return self._call(stmt, "wrote", _load(receiver), _root(receiver), only=_watched(receiver))
         if _in_place(name):
-            return self._call(stmt, "wrote", _load(receiver), _root(receiver))
+            return self._call(stmt, "wrote", _load(receiver), _root(receiver),
+                              only=_either(_watched(receiver), _buffer(receiver)))
         return None
 
     def _assign(self, stmt: ast.stmt, target: ast.expr, value: ast.expr) -> ast.stmt | None:
         if isinstance(target, (ast.Subscript, ast.Attribute)) and _simple(target.value):
             if isinstance(target, ast.Subscript) and not isinstance(target.slice, (ast.Constant, ast.Name)):
-                return self._call(stmt, "wrote", _load(target.value), _root(target.value))  # a slice, a computed key
+                return self._call(stmt, "wrote", _load(target.value), _root(target.value),  # a slice, a computed key
+                                  only=_either(_watched(target.value), _buffer(target.value)))
             site = ast.Constant(self._site(_text(target), "item" if isinstance(target, ast.Subscript) else "attr",
                                            (_text(value), self._giver(value))))
             kept = _load(value) if _simple(value) else _load(target)
             return self._call(stmt, "kept", _load(target.value), kept, site, ast.Constant(_simple(value)),
                               ast.Constant(target.attr if isinstance(target, ast.Attribute) else None),
-                              _root(target.value))
+                              _root(target.value), self._source(value),
+                              only=_either(_not_atom(_load(kept)), _watched(target.value)))
         if isinstance(target, ast.Name) and isinstance(value, ast.Call):
-            self.given[target.id] = _text(value)
+            self.given[target.id] = (_text(value), -1)
             return self._bound(stmt, [(target, value)])
         if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
             pairs = [(t, v) for t, v in zip(target.elts, value.elts, strict=True)
@@ -349,12 +420,16 @@ def mark(tree: ast.Module, filename: str) -> ast.Module:
         at = 1
     while at < len(body) and isinstance(body[at], ast.ImportFrom) and body[at].module == "__future__":  # type: ignore[attr-defined]
         at += 1
-    imp = ast.Import([ast.alias("aliascheck.boundary", RUNTIME)])
+    imports = [ast.Import([ast.alias("aliascheck.boundary", RUNTIME)]),
+               ast.ImportFrom("aliascheck.boundary", [ast.alias("WATCHED", WATCHED), ast.alias("ATOMS", ATOMS),
+                                                      ast.alias("ID", ID), ast.alias("TYPE", TYPE),
+                                                      ast.alias("BUFFERS", BUFFERS)], 0)]
     where = body[at] if at < len(body) else body[-1]
-    for node in ast.walk(imp):
-        ast.copy_location(node, where)
-        node.end_lineno, node.end_col_offset = where.lineno, where.col_offset  # type: ignore[attr-defined]
-    body.insert(at, imp)
+    for imp in reversed(imports):
+        for node in ast.walk(imp):
+            ast.copy_location(node, where)
+            node.end_lineno, node.end_col_offset = where.lineno, where.col_offset  # type: ignore[attr-defined]
+        body.insert(at, imp)
     return tree
 
 
