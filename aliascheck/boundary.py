@@ -178,6 +178,11 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
     kind = type(value)
     if kind in mutability.ATOMS:
         return
+    if source >= 0 and _fed.get(source, False):  # a loop over the project's own generator
+        last = _test.seen.get(site)
+        if last is None or last[0] is not value:  # not a history of one object: nothing to record
+            _test.seen[site] = (value, 1)
+            return
     # The keeper's slot, this frame's argument, getrefcount's, and the project's own name for it.
     others = sys.getrefcount(value) - 3 - named
     if kind in _PLAIN:

@@ -363,7 +363,8 @@ class Marker(ast.NodeTransformer):
                 calls.append(self._call(stmt, "copied", _load(target), _load(source), site))
             else:
                 site = ast.Constant(self._site(target.id, "name", _text(call)))
-                calls.append(self._call(stmt, "bound", _load(target), site, ast.Constant(_text(call.func))))
+                calls.append(self._call(stmt, "bound", _load(target), site, ast.Constant(_text(call.func)),
+                                        only=_not_atom(_load(target))))
         if len(calls) == 1:
             return calls[0]
         block = ast.If(ast.Constant(True), calls, [])
