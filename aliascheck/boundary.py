@@ -25,6 +25,7 @@ import re
 import sys
 import threading
 import types
+import weakref
 from collections.abc import Iterable
 from typing import Any
 
@@ -64,10 +65,10 @@ def site(keeper: str, how: str, extra: Any = None) -> int:
 class _Keep:
     """Where a kept value sits: its keeper, and the key, index or name it is under."""
 
-    __slots__ = ("keeper", "key", "how", "site", "repeat", "count", "epoch", "giver")
+    __slots__ = ("ref", "key", "how", "site", "repeat", "count", "epoch", "giver")
 
     def __init__(self, keeper: Any, key: Any, how: str, site: int) -> None:
-        self.keeper = keeper
+        self.ref: Any = _reference(keeper)  # weak when it can be: a keep must not keep its keeper alive
         self.key = key
         self.how = how  # item, attr, name
         self.site = site
@@ -75,6 +76,55 @@ class _Keep:
         self.count = 0  # how many keeps at this site so far (this one's position among them)
         self.epoch = 0  # the store's write clock at the keep: later writes by the project are its intent
         self.giver = ""  # what handed the value out: a library call, or the library calling a project callback
+
+    @property
+    def keeper(self) -> Any:
+        return self.ref()
+
+    @property
+    def strong(self) -> bool:
+        return type(self.ref) is _Strong
+
+
+class _Last:
+    """The object a site kept last, and how many keeps in a row kept it (a history of one object).
+
+    Weakly held when it can be (an object's death is what other rules wait for: a shallow copy's
+    original dropped at once); a dict or list is held, by an object of this module, which the
+    keeper search passes over as aliascheck's bookkeeping.
+    """
+
+    __slots__ = ("ref", "repeat")
+
+    def __init__(self, value: Any, repeat: int) -> None:
+        self.ref: Any = _reference(value)
+        self.repeat = repeat
+
+    @property
+    def value(self) -> Any:
+        return self.ref()
+
+
+_WEAK: dict[type, bool] = {}  # whether a type's objects can be weakly referenced
+
+
+class _Strong:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __call__(self) -> Any:
+        return self.value
+
+
+def _reference(obj: Any) -> Any:
+    """A weak reference to *obj*, or a strong one where its type allows no other (a dict, a list)."""
+    kind = type(obj)
+    weak = _WEAK.get(kind)
+    if weak is None:
+        weak = _WEAK[kind] = kind.__weakrefoffset__ != 0
+    return weakref.ref(obj) if weak else _Strong(obj)
 
 
 class _Test:
@@ -85,7 +135,7 @@ class _Test:
         self.last: dict[int, Record] = {}
         # site -> (the object kept there last, how many keeps in a row kept it): a history of one
         # object. The object itself, not its id: a freed dict's id is soon another dict's.
-        self.seen: dict[int, tuple[Any, int]] = {}
+        self.seen: dict[int, _Last] = {}
         self.counts: dict[int, int] = {}
         self.written: dict[int, int] = {}  # id -> epoch of the project's last write
         self.epoch = 0
@@ -180,8 +230,8 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
         return
     if source >= 0 and _fed.get(source, False):  # a loop over the project's own generator
         last = _test.seen.get(site)
-        if last is None or last[0] is not value:  # not a history of one object: nothing to record
-            _test.seen[site] = (value, 1)
+        if last is None or last.value is not value:  # not a history of one object: nothing to record
+            _test.seen[site] = _Last(value, 1)
             return
     # The keeper's slot, this frame's argument, getrefcount's, and the project's own name for it.
     others = sys.getrefcount(value) - 3 - named
@@ -323,8 +373,8 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     count = t.counts.get(site, 0)
     t.counts[site] = count + 1
     last = t.seen.get(site)
-    repeat = last[1] + 1 if last is not None and last[0] is value else 1
-    t.seen[site] = (value, repeat)
+    repeat = last.repeat + 1 if last is not None and last.value is value else 1
+    t.seen[site] = _Last(value, repeat)
     prev = t.last.get(site)
     if prev is not None and site not in t.flagged and (
             prev.obj is value or how == "name" or _buffer_type(type(prev.obj))):
@@ -354,7 +404,8 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     rec.adopter = keep
     t.records.append(rec)
     _watch(value)
-    t.holds[id(keeper)] = t.holds.get(id(keeper), 0) + 1
+    if keep.strong:
+        t.holds[id(keeper)] = t.holds.get(id(keeper), 0) + 1
     t.last[site] = rec  # not counted as a handover: the summary's counts are the state protocols' and channels'
 
 
@@ -441,7 +492,9 @@ def _held(rec: Record) -> bool:
     someone besides these records (a dead function's local list holds nothing any more)."""
     keep: _Keep = rec.adopter
     keeper, value = keep.keeper, rec.obj
-    # getrefcount's argument, this frame's name, and each record's _Keep.
+    if keeper is None:
+        return False  # the keeper is gone
+    # getrefcount's argument, this frame's name, and each record's strong reference.
     if keep.how in ("item", "attr") and sys.getrefcount(keeper) - 2 - _test.holds.get(id(keeper), 0) <= 0:
         return False
     try:
@@ -512,7 +565,7 @@ def _report(rec: Record, changes: list[Change], check: str) -> list[Any]:
     paths = [Change(f"{position}{c.path}", c.before, c.after, c.kind, c.text) for c in changes]
     what = rec.owner_name.rpartition(".")[2]
     last = _test.seen.get(keep.site)
-    same = last[1] if last is not None and last[0] is rec.obj else 1
+    same = last.repeat if last is not None and last.value is rec.obj else 1
     memory = _same_memory_count(rec)
     kept_here = sum(1 for r in _test.records if r.kind == "kept" and r.adopter.site == keep.site)
     if same > 1:
@@ -528,7 +581,7 @@ def _report(rec: Record, changes: list[Change], check: str) -> list[Any]:
     where = rec.where
     return _ledger.report("kept", paths, owner=rec.owner_name, label=keeper_text, check=check,
                           site=where.site, stack=where.stack, thread=rec.thread,
-                          hint=_fix(keeper_text, how, rec.obj, _value_text(keep.site)), origin=where.site,
+                          hint=_fix(keeper_text, how, rec.obj, _value_text(keep.site)), origin=_line(where),
                           shares=held)
 
 
@@ -680,7 +733,7 @@ def _copy_written(rec: Record, target: Any) -> None:
     source = rec.shares[0][0] if rec.shares else "..."
     fix = f"make a deep copy: {copy_name} = copy.deepcopy({source})"
     _ledger.report("copied", [change], owner=rec.owner_name, label=copy_name, check="write",
-                   site=rec.where.site, stack=rec.where.stack, thread=rec.thread, hint=fix, origin=rec.where.site,
+                   site=rec.where.site, stack=rec.where.stack, thread=rec.thread, hint=fix, origin=_line(rec.where),
                    shares=f"written at {capture(3).site}")
 
 
@@ -936,7 +989,7 @@ def _handed_written(rec: Record, target: Any, root: Any) -> None:
     changes = _named(rec, changes or [Change("", "as handed over", "changed")])
     _ledger.report("handed", changes, owner=rec.owner_name,
                    label=rec.label, check="write", site=rec.where.site, stack=rec.where.stack, thread=rec.thread,
-                   hint=_handed_fix(rec), origin=rec.where.site, shares=f"the project changed it at {where.site}")
+                   hint=_handed_fix(rec), origin=_line(rec.where), shares=f"the project changed it at {where.site}")
 
 
 def _passed_again(rec: Record, func: Any) -> None:
@@ -950,7 +1003,7 @@ def _passed_again(rec: Record, func: Any) -> None:
     where = capture(3)
     changes = _named(rec, changes)
     _ledger.report("handed", changes, owner=rec.owner_name, label=rec.label, check="pass", site=rec.where.site,
-                   stack=rec.where.stack, thread=rec.thread, origin=rec.where.site,
+                   stack=rec.where.stack, thread=rec.thread, origin=_line(rec.where),
                    hint=f"pass a fresh {_type_name(rec.obj)} to each call (build {rec.label} anew), not one a "
                         f"library kept and changed",
                    shares=f"{rec.owner_name.rpartition('.')[2]} changed it, and it was passed again at {where.site}")
@@ -1001,3 +1054,9 @@ def _at(root: Any, path: str) -> Any:
 def _project_owned(root: Any) -> bool:
     kind = type(root)
     return kind in mutability.CONTAINERS or kind in (dict, list) or mutability.is_buffer(root) or _project_type(kind)
+
+
+def _line(where: Any) -> str:
+    """``file:line in function`` of the project's line (a report's "let out" line and its bug's key)."""
+    stack = where.stack
+    return stack[0] if stack else where.site
