@@ -65,15 +65,13 @@ def site(keeper: str, how: str, extra: Any = None) -> int:
 class _Keep:
     """Where a kept value sits: its keeper, and the key, index or name it is under."""
 
-    __slots__ = ("ref", "key", "how", "site", "repeat", "count", "epoch", "giver")
+    __slots__ = ("ref", "key", "how", "site", "epoch", "giver")
 
     def __init__(self, keeper: Any, key: Any, how: str, site: int) -> None:
         self.ref: Any = _reference(keeper)  # weak when it can be: a keep must not keep its keeper alive
         self.key = key
         self.how = how  # item, attr, name
         self.site = site
-        self.repeat = 1  # how many keeps at this site kept this very object
-        self.count = 0  # how many keeps at this site so far (this one's position among them)
         self.epoch = 0  # the store's write clock at the keep: later writes by the project are its intent
         self.giver = ""  # what handed the value out: a library call, or the library calling a project callback
 
@@ -180,11 +178,6 @@ def _watch(obj: Any) -> None:
             pass
 
 
-def _wrote(obj: Any) -> None:
-    t = _test
-    t.written[id(obj)] = t.epoch
-
-
 # -- the hooks the marked code calls ------------------------------------------------
 
 
@@ -249,26 +242,20 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
 
 _PLAIN = (dict, list)
 _SEQUENCES = (list, collections.deque)
-_ATOM_SET = mutability.ATOMS
 
 
 def _atoms_only(value: Any) -> bool:
     """A dict or list of atoms only, told at C speed (short ones: a long one is fingerprinted anyway)."""
     items = value.values() if type(value) is dict else value
-    return len(value) <= 256 and set(map(type, items)) <= _ATOM_SET
-
-
-_buffers: dict[type, bool] = {}
+    return len(value) <= 256 and set(map(type, items)) <= ATOMS
 
 
 def _buffer_type(kind: type) -> bool:
-    known = _buffers.get(kind)
-    if known is None:
-        module = kind.__module__ or ""
-        known = _buffers[kind] = module.startswith(("numpy", "torch")) and hasattr(kind, "shape")
-        if known:
-            BUFFERS.add(kind)
-    return known
+    """:func:`aliascheck.mutability.buffer_type`, noting the type for the marked code's test."""
+    if mutability.buffer_type(kind):
+        BUFFERS.add(kind)
+        return True
+    return False
 
 
 def _made(source: int) -> bool:
@@ -370,8 +357,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     own name; *made*: the value came from the project's own code (its generator, its caller)."""
     t = _test
     t.epoch += 1
-    count = t.counts.get(site, 0)
-    t.counts[site] = count + 1
+    t.counts[site] = t.counts.get(site, 0) + 1
     last = t.seen.get(site)
     repeat = last.repeat + 1 if last is not None and last.value is value else 1
     t.seen[site] = _Last(value, repeat)
@@ -399,7 +385,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     rec = Record(_type_name(value), _sites[site][0], "kept", capture(3), threading.current_thread().name,
                  _ledger.test if _ledger is not None else None, value, fp, None, False)
     keep = _Keep(keeper, key, how, site)
-    keep.repeat, keep.count, keep.epoch = repeat, count, t.epoch
+    keep.epoch = t.epoch
     keep.giver = _giver(site, value, _project_frame())
     rec.adopter = keep
     t.records.append(rec)
@@ -531,29 +517,26 @@ def _by_project(rec: Record, epoch: int) -> bool:
     return any(written.get(id(p), -1) >= epoch for p in parts)
 
 
-def _judge_one(rec: Record, check: str) -> list[Any]:
+def _judge_one(rec: Record, check: str, collect: Any = None) -> None:
+    """*collect*: called once before the first keeper is confirmed (teardown: garbage goes first)."""
     keep: _Keep = rec.adopter
     if rec.flagged or keep.site in _test.flagged:
-        return []
-    if not (keep.how == "name" and check == "next keep") and not _held(rec):  # a name held it till now
-        return []
+        return
     if keep.how in ("name", "attr") and not _view(rec.obj) and _test.counts.get(keep.site, 0) < 2:
-        return []  # a handle bound once
+        return  # a handle bound once
     changes = _changes(rec)
     if not changes:
-        return []
-    epoch = _epoch_of(rec)
-    if _by_project(rec, epoch):
+        return
+    if collect is not None:
+        collect()
+    if not (keep.how == "name" and check == "next keep") and not _held(rec):  # a name held it till now
+        return
+    if _by_project(rec, keep.epoch):
         rec.fp = fingerprint(rec.obj)  # the project's own change: the new value is the kept one
-        return []
+        return
     rec.flagged = True
     _test.flagged.add(keep.site)
     _test.pending.append((rec, changes, check))
-    return []
-
-
-def _epoch_of(rec: Record) -> int:
-    return rec.adopter.epoch  # type: ignore[no-any-return]
 
 
 def _report(rec: Record, changes: list[Change], check: str) -> list[Any]:
@@ -644,10 +627,16 @@ def judge_all(check: str = "teardown") -> None:
     """Judge every record of the test still held (the test's end)."""
     if not _on:
         return
-    gc.collect()
+    collected: list[bool] = []
+
+    def collect() -> None:  # a dead local list in a reference cycle keeps nothing: once per test
+        if not collected:
+            collected.append(True)
+            gc.collect()
+
     for rec in list(_test.records):
         if rec.kind == "kept" and not rec.flagged:
-            _judge_one(rec, check)
+            _judge_one(rec, check, collect)
     pending, _test.pending = _test.pending, []
     for rec, changes, when in pending:
         _report(rec, changes, when)
@@ -892,6 +881,15 @@ _PROTOCOL = frozenset(STATE_METHODS + LOAD_METHODS)
 # processes) or is not keeping at all (a mock records every call's arguments).
 _OTHERS = ("queue", "_queue", "multiprocessing", "concurrent.futures", "threading", "asyncio", "unittest.mock",
            "pickle", "_pickle", "copy", "functools")
+_others: dict[str, bool] = {}
+
+
+def _other(module: str) -> bool:
+    """*module* is one of :data:`_OTHERS` or inside one (answered once per module name)."""
+    known = _others.get(module)
+    if known is None:
+        known = _others[module] = any(module == m or module.startswith(m + ".") for m in _OTHERS)
+    return known
 
 
 def _library(func: Any) -> bool:
@@ -899,11 +897,11 @@ def _library(func: Any) -> bool:
     and not one whose keeping another adapter judges."""
     if func is None:
         return True
-    module = (type(func.__self__).__module__ if getattr(func, "__self__", None) is not None
-              and not isinstance(func.__self__, type(sys)) else getattr(func, "__module__", None)) or ""
-    if module.startswith(_OTHERS) and module.partition(".")[0] in {m.partition(".")[0] for m in _OTHERS}:
-        return False
     owner = getattr(func, "__self__", None)
+    module = (type(owner).__module__ if owner is not None and not isinstance(owner, type(sys))
+              else getattr(func, "__module__", None)) or ""
+    if _other(module):
+        return False
     if owner is not None and not isinstance(owner, type(sys)):
         if type(owner) in mutability.CONTAINERS or type(owner) in (dict, list):
             return False  # the project's own container's method

@@ -121,8 +121,7 @@ def _text(node: ast.expr) -> str:
 class Marker(ast.NodeTransformer):
     """Append one runtime call after each keep site, copy and write of a module's statements."""
 
-    def __init__(self, filename: str) -> None:
-        self.filename = filename
+    def __init__(self) -> None:
         self.count = 0
         # name -> what it was last given by, in the scope being marked: "lib.items(), yielded" for a
         # loop's target, the call text for ``name = call(...)``; a report names it as the giver.
@@ -408,9 +407,9 @@ def _copied_from(call: ast.Call) -> ast.expr | None:
     return None
 
 
-def mark(tree: ast.Module, filename: str) -> ast.Module:
+def mark(tree: ast.Module) -> ast.Module:
     """Rewrite *tree* in place: the runtime import first (after docstring and ``__future__``), then the marks."""
-    marker = Marker(filename)
+    marker = Marker()
     marker.visit(tree)
     body = tree.body
     if not marker.count or not body:
@@ -436,7 +435,7 @@ def mark(tree: ast.Module, filename: str) -> ast.Module:
 
 def compile_marked(source: bytes | str, filename: str) -> types.CodeType:
     tree = ast.parse(source, filename=filename)
-    return compile(mark(tree, filename), filename, "exec", dont_inherit=True)
+    return compile(mark(tree), filename, "exec", dont_inherit=True)
 
 
 # -- where the rewriting happens -------------------------------------------------
@@ -495,7 +494,7 @@ def install(in_project: Callable[[str], bool]) -> None:
         original(mod, source, module_path, config)
         if module_path and in_project(os.fspath(module_path)):
             try:
-                mark(mod, os.fspath(module_path))
+                mark(mod)
             except Exception:  # the module runs unmarked, never broken
                 pass
 
