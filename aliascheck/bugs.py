@@ -99,6 +99,8 @@ class Bug:
             return re.split(r"[\[.]", first.path, maxsplit=1)[0]
         if first.kind == "unverifiable":
             return _INDEX.sub("[*]", first.path)
+        if first.kind in ("kept", "handed", "copied"):  # the project's name for what it kept or handed
+            return first.label
         return ""
 
     @property
@@ -194,6 +196,12 @@ def _gist(bug: Bug) -> str:
         at = f" at {site}" if site else ""
         what = "changed after the handover" if f.kind == "mutation" else "is shared, not changed yet"
         return f"{f.owner} state handed over{at} is live: {f.path} {what}"
+    if f.kind == "kept":  # acts holds one live Tensor 4 times (handed out by ...): acts[0]: ...
+        return f"{f.label} holds {f.shares or 'a live ' + f.owner}, changed after it was kept: {bug.change}"
+    if f.kind == "handed":
+        return f"{f.owner} kept {f.label}; {f.shares or 'it changed afterwards'}: {bug.change}"
+    if f.kind == "copied":
+        return f"{f.label} is a shallow copy: writing {f.label}{f.path} also changes its source's {f.path}"
     if f.kind == "class-reset":
         at = f" ({site})" if site else ""
         return f"cloudpickle.loads{at} reset {f.owner}.{f.path}: {f.before} -> {f.after}"

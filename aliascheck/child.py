@@ -1,48 +1,29 @@
-"""A ledger in every Python child of a checked test run, reporting through the session's spool.
+"""The startup hook's module: a ledger in a Python child that a checked test run started by exec.
 
-A child gets its ledger one of two ways, as coverage.py measures subprocesses:
-
-- **fork** (multiprocessing's ``fork`` context, ``os.fork``, a forkserver's workers): an
-  at-fork hook swaps a fresh ledger in for the inherited one; the instrumentation is
-  inherited with the memory.
-- **exec** (``spawn``, ``forkserver``'s server, ``subprocess`` running Python): the
-  startup hook ``aliascheck-child.pth``, installed with the package, calls :func:`start`
-  when :data:`aliascheck.spool.ENV` is set. Without it the hook costs one dictionary
-  lookup.
-
-Findings are appended to the spool as they are made (see :mod:`aliascheck.spool`).
-The child's teardown check runs when it exits: at ``atexit``, and after a
-multiprocessing child's ``Process._bootstrap`` (which leaves through ``os._exit``).
+``aliascheck-child.pth``, installed with the package, imports this module and calls
+:func:`start` when :data:`aliascheck.spool.ENV` is set: in a child of ``spawn``,
+``forkserver``'s server, ``subprocess`` running Python. Without the variable the hook
+costs one dictionary lookup. :func:`start` builds the child's session from the
+variable; the rest (its spool file, its teardown check when it exits, ledgers for its
+own children) is :mod:`aliascheck.processes`'s, which a session uses in every process.
+A forked child needs no hook: it swaps in a ledger of its own at fork.
 """
-
 from __future__ import annotations
 
 import atexit
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
-import aliascheck.sites as sites
-
+from . import processes
+from .session import Session
 from .spool import ENV, TEST_ENV, options_from_json
-
-if TYPE_CHECKING:
-    from .session import Session
-
-_session: Session | None = None  # the session recording in this process: a test session's, or a child's
-_spool_dir: str | None = None
-_writer: _Writer | None = None
-_fork_hook = False
-_bootstrap: Any = None  # multiprocessing's BaseProcess._bootstrap, while patched
-_finishing = False  # the teardown check is running: a SIGTERM now must not cut it short
-_outer: list[tuple[Any, str | None]] = []  # the sessions a nested one (pytester) stands in for
 
 
 def start() -> None:
     """The startup hook's entry: begin a child ledger if a checked session started this process."""
     raw = os.environ.get(ENV)
-    if not raw or _session is not None:
+    if not raw or processes.current() is not None:
         return
     try:
         config = json.loads(raw)
@@ -52,205 +33,11 @@ def start() -> None:
     except (ValueError, TypeError, KeyError) as exc:
         sys.stderr.write(f"aliascheck: this child runs unchecked: bad {ENV} ({exc})\n")
         return
-    from .session import Session
-
     session = Session(options, plugins=plugins, child=True)
     session.start(children=False)
-    if _begin(session, directory, os.environ.get(TEST_ENV) or None):
+    if processes.begin(session, directory, os.environ.get(TEST_ENV) or None):
         session.adapters.refresh()  # what needs no framework (generic), and frameworks imported already
         session.adapters.watch_imports()
-        atexit.register(finish)
+        atexit.register(processes.finish)
     else:
         session.stop()
-
-
-def session_started(session: Session, directory: str) -> None:
-    """A checked session began in this process: the children it forks get ledgers of their own."""
-    global _session, _spool_dir
-    _outer.append((_session, _spool_dir))  # pytester nests sessions
-    _session, _spool_dir = session, directory
-    _install()
-
-
-def session_stopped(session: Session) -> None:
-    global _session, _spool_dir, _bootstrap
-    if _session is session and _outer:
-        _session, _spool_dir = _outer.pop()
-    if _bootstrap is not None and _session is None:
-        import multiprocessing.process as mp_process
-
-        mp_process.BaseProcess._bootstrap = _bootstrap  # type: ignore[attr-defined,method-assign]
-        _bootstrap = None
-
-
-def stop_inherited() -> None:
-    """This process begins a checked session of its own (a pytest run by a checked test):
-    the child ledger the startup hook began ends here, its teardown check done."""
-    session = _session
-    if _writer is None or session is None:
-        return
-    finish()
-    session.stop()
-
-
-def finish() -> None:
-    """The child's teardown check, once, as it exits: every record re-verified, then the spool closed."""
-    global _session, _writer, _finishing
-    session, writer = _session, _writer
-    if session is None or writer is None:
-        return
-    _session = _writer = None
-    _finishing = True
-    led = session.ledger
-    try:
-        session.adapters.teardown(led)
-        led.verify_all("teardown")
-        led.drain()
-        stats = led.stats
-        writer.line({"stats": {"handovers": stats.handovers, "checked": stats.checked, "owners": dict(stats.owners)}})
-    except Exception as exc:  # never fail a child's exit; say so in the spool
-        writer.line({"note": f"the teardown check failed: {type(exc).__name__}: {exc}"})
-    finally:
-        led.sink = None
-        writer.close()
-
-
-def _begin(session: Session, directory: str, test: str | None) -> bool:
-    global _session, _spool_dir, _writer
-    try:
-        writer = _Writer(directory)
-    except OSError as exc:
-        sys.stderr.write(f"aliascheck: this child runs unchecked: cannot write the spool {directory}: {exc}\n")
-        return False
-    _session, _spool_dir, _writer = session, directory, writer
-    led = session.ledger
-    led.begin(test)
-    led.sink = writer.write
-    _install()
-    _on_terminate()
-    return True
-
-
-def _on_terminate() -> None:
-    """A child ended by SIGTERM (``Pool.terminate()``, which leaving ``with Pool(...)`` does)
-    runs its teardown check first, then dies of the signal as it would have. Only where
-    SIGTERM still has its default action: a handler of the user's own is left alone."""
-    import signal
-
-    def finish_then_die(signum: int, frame: Any) -> None:
-        if _finishing:  # it is exiting already, and the check it interrupted has to complete
-            return
-        finish()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    try:
-        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, finish_then_die)
-    except ValueError:  # not the main thread: no handler
-        pass
-
-
-def _forked() -> None:
-    """In a forked child: a ledger of its own (the inherited one may have been mid-use by a
-    thread that did not survive the fork), findings to a spool file of its own."""
-    session, directory = _session, _spool_dir
-    if session is None or directory is None:
-        return
-    global _writer
-    if _writer is not None:
-        _writer.abandon()  # the parent child's file handle: its own, not ours
-        _writer = None
-    test = session.ledger.test
-    session.fork()
-    if _begin(session, directory, test) and not sites.inherit_frames(sys._getframe(1)):
-        assert _writer is not None
-        _writer.line({"once": "a child forked outside multiprocessing (os.fork) cannot tell which of the "
-                              "frames it inherited will run again: their locals count as holders there"})
-
-
-def _install() -> None:
-    global _fork_hook, _bootstrap
-    if not _fork_hook:
-        os.register_at_fork(after_in_child=_forked)  # cannot be undone: _forked checks _session
-        _fork_hook = True
-    if _bootstrap is None:
-        import multiprocessing.process as mp_process
-
-        original = mp_process.BaseProcess._bootstrap  # type: ignore[attr-defined]
-
-        def _bootstrap_then_finish(self: Any, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return original(self, *args, **kwargs)
-            finally:
-                finish()  # it leaves through os._exit, which skips atexit
-
-        mp_process.BaseProcess._bootstrap = _bootstrap_then_finish  # type: ignore[attr-defined,method-assign]
-        _bootstrap = original
-        _patch_start(mp_process)
-
-
-def _patch_start(mp_process: Any) -> None:
-    """Note each multiprocessing child started here, so one that never writes is warned about."""
-    start = mp_process.BaseProcess.start
-    if getattr(start, "_aliascheck", False):
-        return
-
-    def start_and_note(self: Any) -> None:
-        start(self)
-        session = _session
-        if session is not None and session.spool is not None:
-            session.spool.started(self)
-
-    start_and_note._aliascheck = True  # type: ignore[attr-defined]
-    mp_process.BaseProcess.start = start_and_note  # type: ignore[attr-defined,method-assign]
-
-
-def describe() -> str:
-    """This process as a finding names it: pid, and the worker id torch or multiprocessing give it."""
-    parts = [f"pid {os.getpid()}"]
-    worker = sys.modules.get("torch.utils.data._utils.worker")
-    info = getattr(worker, "_worker_info", None) if worker is not None else None
-    if info is not None and getattr(info, "id", None) is not None:
-        parts.append(f"DataLoader worker {info.id}")
-    else:
-        mp_process = sys.modules.get("multiprocessing.process")
-        name = mp_process.current_process().name if mp_process is not None else ""
-        if name and name != "MainProcess":
-            parts.append(name)
-    return ", ".join(parts)
-
-
-class _Writer:
-    """This process's spool file: one JSON line per finding, flushed as it is written."""
-
-    def __init__(self, directory: str) -> None:
-        self.pid = os.getpid()
-        self.fh: Any = open(os.path.join(directory, f"{self.pid}.jsonl"), "a", encoding="utf-8")  # noqa: SIM115
-        self.line({"hello": describe()})
-
-    def write(self, findings: list[Any]) -> None:
-        if os.getpid() != self.pid:
-            return
-        where = describe()
-        for finding in findings:
-            data = finding.to_json()
-            data["process"] = where
-            self.line({"finding": data})
-
-    def line(self, entry: dict[str, Any]) -> None:
-        try:
-            self.fh.write(json.dumps(entry, default=str) + "\n")
-            self.fh.flush()
-        except (OSError, ValueError):
-            pass  # the spool went away: the session warns about what it could not read
-
-    def close(self) -> None:
-        try:
-            self.fh.close()
-        except OSError:
-            pass
-
-    def abandon(self) -> None:
-        """Forget the file without flushing: after a fork the buffer is the parent's to write."""
-        self.fh = None

@@ -11,6 +11,7 @@ from typing import Any
 from .errors import UsageError
 
 MODES = ("fail", "warn")
+BOUNDARY = ("on", "off")  # the project's keep sites and copies, marked at import
 DISCOVER = ("project", "all", "off")  # which classes with a state protocol are watched with no configuration
 ENV_DISABLE = "ALIASCHECK_DISABLE_ADAPTERS"  # comma-separated adapter names, or "all"
 
@@ -31,6 +32,7 @@ class Options:
     stateful: tuple[str, ...] = ()  # import paths of extra classes for the generic adapter
     discover: str = "project"
     roots: tuple[str, ...] = ()  # the project's directories (default: the current directory)
+    boundary: str = "on"  # mark the project's keep sites at import (aliascheck.rewrite): on or off
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -39,6 +41,8 @@ class Options:
             raise UsageError(f"--aliascheck-steps must be >= 0, not {self.steps}")
         if self.discover not in DISCOVER:
             raise UsageError(f"--aliascheck-discover must be one of {', '.join(DISCOVER)}, not {self.discover!r}")
+        if self.boundary not in BOUNDARY:
+            raise UsageError(f"--aliascheck-boundary must be one of {', '.join(BOUNDARY)}, not {self.boundary!r}")
 
 
 def _flag_or_ini(config: Any, flag: str, ini: str) -> Any:
@@ -68,6 +72,7 @@ def from_pytest(config: Any) -> Options:
         stateful=tuple(config.getini("aliascheck_stateful")),
         discover=str(_flag_or_ini(config, "aliascheck_discover", "aliascheck_discover")),
         roots=(str(config.rootpath),),
+        boundary=str(_flag_or_ini(config, "aliascheck_boundary", "aliascheck_boundary")),
     )
 
 

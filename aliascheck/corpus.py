@@ -48,7 +48,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - pytest depends on tomli for Python < 3.11
     import tomli as tomllib
 
-FAMILIES = ("torchdata", "torch", "cloudpickle", "generic", "messages", "caches", "processes")
+FAMILIES = ("torchdata", "torch", "cloudpickle", "generic", "messages", "caches", "processes", "boundary")
 EXPECTS = ("flag", "warn", "clean")
 REQUIRED_VARIANTS = ("buggy", "fixed")
 DEFAULT_TIMEOUT = 60.0
@@ -310,7 +310,7 @@ def judge(entry: Entry, variant: Variant, outcome: dict[str, Any]) -> Result:
 # What a child pays before its first variant (interpreter, imports, torch.optim's
 # first use), measured on a 2-core machine; used only to start the longest batches first.
 STARTUP = {"torch": 4.0, "torchdata": 2.5, "generic": 2.0, "cloudpickle": 0.5, "messages": 1.0, "caches": 0.5,
-           "processes": 3.0}
+           "processes": 3.0, "boundary": 3.0}  # boundary: most of its variants import torch
 BATCH = 6  # variants of one family per child at most
 Job = tuple[Entry, Variant]
 
@@ -546,14 +546,3 @@ def handle(args: Any, out: Callable[[str], None] | None = None) -> int:
                   progress=lambda text: print(text, file=sys.stderr, flush=True))
     write(json.dumps(payload(results), indent=2) if args.format == "json" else table(results))
     return ExitCode.OK if all(r.passed for r in results) else ExitCode.FINDINGS
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m aliascheck.corpus ...``: the same as ``aliascheck corpus ...``."""
-    from .cli import main as cli_main
-
-    return cli_main(["corpus", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -42,7 +42,8 @@ from .session import Session
 
 # What each family needs imported before the test begins (its adapter's framework).
 FAMILY_IMPORTS = {"torchdata": ("torch", "torchdata.nodes"), "torch": ("torch",),
-                  "cloudpickle": ("cloudpickle",), "generic": (), "messages": (), "caches": (), "processes": ()}
+                  "cloudpickle": ("cloudpickle",), "generic": (), "messages": (), "caches": (), "processes": (),
+                  "boundary": ()}
 EXTRAS = {"torch": "torch", "torchdata": "torchdata", "cloudpickle": "cloudpickle", "distributed": "dask",
           "dask": "dask", "numpy": "numpy"}
 # Dask keeps one process-wide offload thread by design (tests/test_dask.py says the same).
@@ -107,7 +108,7 @@ def run_variant(entry: Entry, variant: Variant) -> dict[str, Any]:
         try:
             undos += [_install_hook(entry, session), _watch_script_classes(entry.stateful)]
             session.ledger.owning = True
-            namespace = runpy.run_path(str(variant.file), run_name="__main__")
+            namespace = _run(str(variant.file), session)
         except SystemExit as exc:
             if exc.code not in (None, 0):
                 state, error = "error", f"the variant exited with {exc.code!r}"
@@ -130,6 +131,15 @@ def run_variant(entry: Entry, variant: Variant) -> dict[str, Any]:
         saved.restore()
     return {"state": state, "error": error, "findings": findings, "seconds": time.perf_counter() - start,
             "threads": _left_running(before)}
+
+
+def _run(path: str, session: Session) -> dict[str, Any]:
+    """The variant as ``__main__``: marked (its keep sites and copies) when the session marks the project."""
+    if session.options.boundary == "on":
+        import aliascheck.rewrite as rewrite
+
+        return rewrite.run_script(path)
+    return runpy.run_path(path, run_name="__main__")
 
 
 def frameworks(entry: Entry, variant: Variant) -> list[str]:

@@ -167,7 +167,7 @@ def _referred(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
     referrers = gc.get_referrers(obj)
     deeper = ignore | {id(obj), id(referrers)}  # this very list refers to what it holds
     for ref in referrers:
-        if id(ref) in ignore or isinstance(ref, _PASSING) or _call_record(ref):
+        if id(ref) in ignore or isinstance(ref, _PASSING) or _call_record(ref) or _record(ref):
             continue
         if type(ref) in (tuple, dict) and _only_in_call_records(ref, ours=frozenset({id(referrers)})):
             continue  # the args tuple or kwargs dict of a mock's recorded calls: no keeper
@@ -227,6 +227,14 @@ def _started_with(ref: Any) -> bool:
         return False
     me = process.current_process()
     return ref is me or ref is getattr(me, "__dict__", None)
+
+
+def _record(ref: Any) -> bool:
+    """A record of any kind (the boundary's kept values and handed arguments included): bookkeeping."""
+    return type(ref).__module__ in _RECORDS
+
+
+_RECORDS = ("aliascheck.records", "aliascheck.boundary")
 
 
 def _ours(ref: Any) -> bool:

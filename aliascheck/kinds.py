@@ -47,6 +47,23 @@ KINDS: dict[str, Kind] = {k.slug: k for k in (
          "restore everything get_state()/state_dict() returns in reset()/load_state_dict()",
          "aliascheck check restored a fresh node from a snapshot and it did not yield the original run's items "
          "from there on: the state does not describe the position, or the restore ignores part of it."),
+    Kind("kept", "a live object the project kept changed behind its back", "error",
+         "keep a copy where you keep it (value.detach().clone(), arr.copy(), copy.deepcopy(value))",
+         "The project stored a mutable value (a list item, a dict value, an attribute, a view bound to a name) "
+         "that someone else still referred to, or whose memory another object owns, and it changed after the "
+         "keep without the project writing it: a library rewrote the object (an in-place layer, an optimizer "
+         "step, a reused buffer), so what the project kept is not the value it meant to keep."),
+    Kind("handed", "a value a library kept was changed by the project", "error",
+         "pass a copy (dict(state), buf.copy(), torch.tensor(arr)), or a fresh value to each call",
+         "The project passed a mutable value to a library call that kept a reference to it (a buffered log "
+         "record, an optimizer's param group, a tensor over an array's memory), then changed it through its own "
+         "reference, or passed it again after the library changed it: the library's copy is the project's "
+         "live object."),
+    Kind("copied", "a shallow copy's shared part was written", "error",
+         "copy.deepcopy(...) (or copy the nested parts you change)",
+         "The project made an explicit shallow copy (x.copy(), copy.copy(x), np.copy(x)) and then wrote into "
+         "a nested mutable part that the copy still shares with its source, while both are in use: the write "
+         "changes the source too."),
 )}
 
 CHECKS: dict[str, str] = {
@@ -69,6 +86,9 @@ CHECKS: dict[str, str] = {
     "cache": "teardown (or the instance's death): the cached value against what was handed out",
     "copy": "the death of a shallow copy or of its original",
     "copy-teardown": "teardown, a shallow copy and its original both alive",
+    "next keep": "the next keep at the same line: the value kept there before",
+    "pass": "the project passing the value to a call again",
+    "write": "the project writing into the value (a shallow copy's shared part, what a library kept)",
 }
 CACHE_CHECKS = ("cache-hit", "cache")  # lru_cache/cache/cached_property values (plugins/caches.py)
 COPY_CHECKS = ("copy", "copy-teardown")  # the parts a copy.copy/dataclasses.replace result shares

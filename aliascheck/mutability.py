@@ -52,8 +52,20 @@ def immutable(value: Any, depth: int = 4, width: int = 64) -> bool:
 
 def is_buffer(value: Any) -> bool:
     """A numpy array or torch tensor, without importing either."""
-    module = type(value).__module__ or ""
-    return module.startswith(("numpy", "torch")) and hasattr(value, "shape") and hasattr(value, "dtype")
+    return buffer_type(type(value))
+
+
+_buffer_types: dict[type, bool] = {}
+
+
+def buffer_type(kind: type) -> bool:
+    """Whether *kind* is numpy's or torch's array/tensor type (answered once per type)."""
+    known = _buffer_types.get(kind)
+    if known is None:
+        module = kind.__module__ or ""
+        known = _buffer_types[kind] = module.startswith(("numpy", "torch")) and hasattr(kind, "shape") and hasattr(
+            kind, "dtype")
+    return known
 
 
 def has_attributes(value: Any) -> bool:

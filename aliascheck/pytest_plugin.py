@@ -35,6 +35,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--aliascheck-discover", dest="aliascheck_discover", choices=("project", "all", "off"),
                     default=None, help="classes with a state protocol watched with no configuration: those of "
                     "the project (default, not installed packages), all, or off")
+    group.addoption("--aliascheck-boundary", dest="aliascheck_boundary", choices=("on", "off"), default=None,
+                    help="mark the project's keep sites and shallow copies at import, and judge what they kept "
+                    "(default on)")
     group.addoption("--aliascheck-verbose", dest="aliascheck_verbose", action="store_true", default=False,
                     help="list every occurrence of each bug, not just the bug")
     parser.addini("aliascheck", "enable aliascheck (like --aliascheck)", type="bool", default=False)
@@ -43,6 +46,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("aliascheck_mode", "default for --aliascheck-mode", default="fail")
     parser.addini("aliascheck_verbose", "like --aliascheck-verbose", type="bool", default=False)
     parser.addini("aliascheck_discover", "default for --aliascheck-discover", default="project")
+    parser.addini("aliascheck_boundary", "default for --aliascheck-boundary", default="on")
     parser.addini("aliascheck_ignore", "path patterns (fnmatch; 'Owner:path' or path) never reported",
                   type="linelist", default=[])
     parser.addini("aliascheck_disable", "adapters to leave out (torchdata, torch, cloudpickle, generic, all)",

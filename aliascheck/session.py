@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from . import processes
 from .adapters import Adapters
 from .config import Options
 from .discovery import Discovery
@@ -26,46 +27,68 @@ class Session:
         self.spool: Spool | None = None  # the children's findings (a pytest session's)
         self.discovery = Discovery(options.discover, options.roots or (os.getcwd(),))
         self.findings: list[Finding] = []
+        # Findings of children that outlived their test, whenever they arrived (during a later
+        # test's end, or at the session's): the run fails for each, however the timing fell.
+        self.late: list[Finding] = []
         self.stats = Stats()
         self.tests = 0
         self._started = False
 
     def start(self, children: bool = False) -> None:
-        """Begin recording; with *children*, every Python child process records too (see :mod:`aliascheck.child`)."""
-        import aliascheck.child as child
-
-        child.stop_inherited()  # a checked pytest started by a checked test (pytester, xdist): its own session
+        """Begin recording; with *children*, every Python child process records too (:mod:`aliascheck.processes`)."""
+        processes.stop_inherited()  # a checked pytest started by a checked test (pytester, xdist): its own session
         push(self.ledger)
         self._started = True
         self.discovery.start()
+        if self.options.boundary == "on":
+            self._mark_project()
         if children:
             self.spool = Spool(self.options, self.adapters.plugins)
             self.spool.open()
-            child.session_started(self, str(self.spool.dir))
+            processes.session_started(self, str(self.spool.dir))
+
+    def _mark_project(self) -> None:
+        """Boundary handovers: the project's modules are marked as they are imported (:mod:`aliascheck.rewrite`)."""
+        import aliascheck.boundary as boundary
+        import aliascheck.rewrite as rewrite
+        import aliascheck.sites as sites
+
+        project = self.discovery.in_project
+
+        def marked(file: str) -> bool:  # the project's files, never aliascheck's own (nor its fixed nodes)
+            return project(file) and not file.startswith(sites._OURS)
+
+        boundary.start(self.ledger)
+        boundary.set_project(marked)
+        rewrite.install(marked)
 
     def stop(self) -> None:
         if not self._started:
             return
         self._started = False
         if self.spool is not None:
-            import aliascheck.child as child
-
             self.findings += self._from_children(None)  # children that ended after their test
-            child.session_stopped(self)
+            processes.session_stopped(self)
             self.spool.close()
         self.discovery.stop()
+        if self.options.boundary == "on":
+            import aliascheck.boundary as boundary
+            import aliascheck.rewrite as rewrite
+
+            rewrite.uninstall()
+            boundary.stop()
         self.adapters.uninstall()
         pop(self.ledger)
 
     def end_children(self, timeout: float = 5.0) -> list[Finding]:
         """Before the session reports: daemonic workers still running are ended (their teardown
-        check runs first), and what every child found since the last test is taken and returned."""
+        check runs first), and every finding of a child that outlived its test is returned, those a
+        later test's end took in included."""
         if self.spool is None:
             return []
-        before = len(self.findings)
         self.spool.end_daemons(timeout)
         self.findings += self._from_children(None)  # no test runs now: every finding is an earlier test's
-        return self.findings[before:]
+        return list(self.late)
 
     def fork(self) -> None:
         """In a forked child: a new ledger in place of the inherited one."""
@@ -82,6 +105,10 @@ class Session:
         self.adapters.refresh()
         self.tests += 1
         self.ledger.begin(test, ignore)
+        if self.options.boundary == "on":
+            import aliascheck.boundary as boundary
+
+            boundary.begin()
         if self.spool is not None:
             self.spool.set_test(test)
 
@@ -96,6 +123,10 @@ class Session:
 
             self.step_roots(harness.select_roots([r for r in led.roots.values() if led.built_now(r)]), steps)
             self.adapters.teardown(led)
+            if self.options.boundary == "on":
+                import aliascheck.boundary as boundary
+
+                boundary.judge_all()
             led.verify_all("teardown")
             found = led.drain()
         finally:
@@ -120,12 +151,13 @@ class Session:
         spool.handovers = spool.checked = 0
         spool.owners.clear()
         for finding in found:
-            (mine if finding.test == test else late).append(finding)
+            (mine if finding.test == test and test is not None else late).append(finding)
             if finding.kind == "unverifiable":
                 self.stats.unverifiable += 1
             elif finding.severity != "info":
                 self.stats.flagged += 1
         self.findings.extend(late)
+        self.late.extend(late)
         return mine
 
     def abandon_test(self) -> None:

@@ -203,7 +203,7 @@ def _outward(frame: FrameType) -> tuple[tuple[Any, int], ...]:
     shown: list[tuple[Any, int]] = []
     one: FrameType | None = frame
     while one is not None and len(shown) < _DEPTH:
-        if _kind(one.f_code.co_filename) != 1:
+        if _kind(one.f_code.co_filename) == 2:  # neither runner machinery nor aliascheck (a wrapper)
             shown.append((one.f_code, one.f_lasti))
         one = one.f_back
     if len(_outer) >= _OUTER_MAX:

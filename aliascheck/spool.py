@@ -2,7 +2,7 @@
 
 A checked pytest session makes a directory only its user can read (0700) and names
 it, with the session's options, in :data:`ENV`; the test running now is in
-:data:`TEST_ENV`. Every Python child (see :mod:`aliascheck.child`) appends one JSON
+:data:`TEST_ENV`. Every Python child (see :mod:`aliascheck.processes`) appends one JSON
 line per finding to ``<pid>.jsonl`` there and flushes it at once, so a worker that
 is killed loses nothing it had found. The session reads what is new after each
 test and at the end. What crosses back is JSON data, never a pickle; a torn last

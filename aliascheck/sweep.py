@@ -33,6 +33,7 @@ from .config import match
 from .errors import HarnessError, UsageError
 from .findings import Finding
 from .ledger import Stats
+from .reproducer import snippet
 
 STATUSES = ("checked", "findings", "skipped", "error")
 TEST_MODULES = ("test", "tests", "testing", "conftest", "__main__")
@@ -286,8 +287,6 @@ def _check(item: Item, cls: type, options: Any, explore: int | None, schedule: s
     if rejected:
         result.reason = f"{len(rejected)} of {len(outcome.ran)} schedules raised; the last: {rejected[-1]}"
     if outcome.minimal is not None:
-        from .cli import snippet
-
         result.minimal = str(outcome.minimal)
         result.minimal_built = _render(target, dict(outcome.minimal.knobs))
         result.snippet = snippet(target, outcome.minimal)

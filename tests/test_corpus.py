@@ -17,7 +17,7 @@ from aliascheck.corpus import CorpusError, Entry, Expect, Variant
 from aliascheck.errors import ExitCode
 
 CORPUS = corpus.default_dir()
-RUN = [sys.executable, "-m", "aliascheck.corpus"]
+RUN = [sys.executable, "-m", "aliascheck", "corpus"]
 
 
 # -- the corpus itself --------------------------------------------------------

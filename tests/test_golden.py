@@ -61,7 +61,7 @@ def test_the_golden_sarif_is_valid_sarif_2_1_0(rendered):
     assert errors == []
     run = log["runs"][0]
     assert [r["id"] for r in run["tool"]["driver"]["rules"]] == [
-        "mutation", "alias", "class-reset", "unverifiable", "fresh-class", "resume"]
+        "mutation", "alias", "class-reset", "unverifiable", "fresh-class", "resume", "kept", "handed", "copied"]
     assert len(run["results"]) == 5  # one per bug, however many occurrences
     for result in run["results"]:
         assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == result["ruleId"]

@@ -1,0 +1,1060 @@
+"""Boundary handovers: live objects the project keeps, and copies that still share.
+
+No state protocol is involved. The project's code is marked at import (:mod:`aliascheck.rewrite`),
+and each marked statement reports here once it has run:
+
+- :func:`kept` / :func:`appended`: a value stored into a container or an attribute;
+- :func:`bound`: a call's result bound to a name;
+- :func:`copied`: an explicit shallow copy bound to a name;
+- :func:`wrote`: the project's own in-place write to an object.
+
+A kept value is a record (:class:`aliascheck.records.Record`, kind ``kept``) only when someone
+besides the keeper (and the project's own name for it) still refers to it at the keep, or its
+memory is another object's (a view): a value the project alone holds cannot be changed behind
+its back, and is not fingerprinted at all. A record is judged at the next keep at the same line
+and when the test ends (rule ``kept`` in README's order). A copy's shared parts are judged at the
+project's write into one of them (rule ``copied``). The reports go through the one producer,
+:meth:`aliascheck.ledger.Ledger.report`.
+"""
+
+from __future__ import annotations
+
+import collections
+import gc
+import re
+import sys
+import threading
+import types
+import weakref
+from collections.abc import Iterable
+from typing import Any
+
+import aliascheck.guard as guard
+
+from . import mutability
+from .diff import Change, diff
+from .fingerprint import Fingerprint, fingerprint
+from .kinds import LOAD_METHODS, STATE_METHODS
+from .records import Record
+from .sites import capture
+
+_on = False  # set while a session records: every hook returns at once otherwise
+# ids of what the test's records hold (a kept value and its parts, a value a library kept, a part a
+# copy shares): the marked code calls wrote() only for these. One set, cleared in place.
+WATCHED: set[int] = set()
+ATOMS = mutability.ATOMS
+ID, TYPE = id, type  # for the marked code: a module may call its own names id or type
+# Array and tensor types met so far: an in-place write into one (``sample -= mean``) may go into
+# memory a record holds through another object (a view's base), so the marked code always reports it.
+BUFFERS: set[type] = set()
+_sites: list[tuple[str, str]] = []  # site number -> (keeper text, how): the marked statements
+_extras: dict[int, Any] = {}  # site number -> a passing statement's [(call text, [argument texts])]
+_site_lock = threading.Lock()
+COPY_WIDTH = 256  # the objects of a copy's shared part looked at (a config, a board): more is not indexed
+
+
+def site(keeper: str, how: str, extra: Any = None) -> int:
+    """Number a marked statement (called by the rewriter, once per statement per import)."""
+    with _site_lock:
+        _sites.append((keeper, how))
+        if extra is not None:
+            _extras[len(_sites) - 1] = extra
+        return len(_sites) - 1
+
+
+class _Keep:
+    """Where a kept value sits: its keeper, and the key, index or name it is under."""
+
+    __slots__ = ("ref", "key", "how", "site", "epoch", "giver")
+
+    def __init__(self, keeper: Any, key: Any, how: str, site: int) -> None:
+        self.ref: Any = _reference(keeper)  # weak when it can be: a keep must not keep its keeper alive
+        self.key = key
+        self.how = how  # item, attr, name
+        self.site = site
+        self.epoch = 0  # the store's write clock at the keep: later writes by the project are its intent
+        self.giver = ""  # what handed the value out: a library call, or the library calling a project callback
+
+    @property
+    def keeper(self) -> Any:
+        return self.ref()
+
+    @property
+    def strong(self) -> bool:
+        return type(self.ref) is _Strong
+
+
+class _Last:
+    """The object a site kept last, and how many keeps in a row kept it (a history of one object).
+
+    Weakly held when it can be (an object's death is what other rules wait for: a shallow copy's
+    original dropped at once); a dict or list is held, by an object of this module, which the
+    keeper search passes over as aliascheck's bookkeeping.
+    """
+
+    __slots__ = ("ref", "repeat")
+
+    def __init__(self, value: Any, repeat: int) -> None:
+        self.ref: Any = _reference(value)
+        self.repeat = repeat
+
+    @property
+    def value(self) -> Any:
+        return self.ref()
+
+
+_WEAK: dict[type, bool] = {}  # whether a type's objects can be weakly referenced
+
+
+class _Strong:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __call__(self) -> Any:
+        return self.value
+
+
+def _reference(obj: Any) -> Any:
+    """A weak reference to *obj*, or a strong one where its type allows no other (a dict, a list)."""
+    kind = type(obj)
+    weak = _WEAK.get(kind)
+    if weak is None:
+        weak = _WEAK[kind] = kind.__weakrefoffset__ != 0
+    return weakref.ref(obj) if weak else _Strong(obj)
+
+
+class _Test:
+    """What one test kept: records, the last per site, the project's writes, copies' shared parts."""
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self.last: dict[int, Record] = {}
+        # site -> (the object kept there last, how many keeps in a row kept it): a history of one
+        # object. The object itself, not its id: a freed dict's id is soon another dict's.
+        self.seen: dict[int, _Last] = {}
+        self.counts: dict[int, int] = {}
+        self.written: dict[int, int] = {}  # id -> epoch of the project's last write
+        self.epoch = 0
+        self.shared: dict[int, Record] = {}  # id of a part a copy shares with its source -> the copy's record
+        self.flagged: set[int] = set()  # sites already reported in this test
+        self.handed: dict[int, Record] = {}  # id -> a value a library call kept (kind handed)
+        self.holds: dict[int, int] = {}  # id of a keeper -> how many records refer to it
+        self.pending: list[tuple[Record, list[Change], str]] = []  # found at a next keep, reported at the end
+
+
+_test = _Test()
+_ledger: Any = None
+
+
+def start(ledger: Any) -> None:
+    global _on, _ledger, _test
+    _ledger, _test, _on = ledger, _Test(), True
+    WATCHED.clear()
+    for module, names in (("torch", ("Tensor",)), ("torch.nn", ("Parameter",)), ("numpy", ("ndarray",))):
+        loaded = sys.modules.get(module)
+        for name in names:
+            kind = getattr(loaded, name, None)
+            if isinstance(kind, type):
+                _buffer_type(kind)
+
+
+def stop() -> None:
+    global _on, _ledger, _test
+    _on, _ledger, _test = False, None, _Test()
+    WATCHED.clear()
+
+
+def _watch(obj: Any) -> None:
+    """The project's writes into *obj* and its parts matter from now on."""
+    WATCHED.add(id(obj))
+    if type(obj) in _PLAIN or mutability.has_attributes(obj):
+        from .probe import reachable
+
+        try:
+            WATCHED.update(map(id, reachable(obj, depth=4)))
+        except Exception:
+            pass
+
+
+# -- the hooks the marked code calls ------------------------------------------------
+
+
+def wrote(target: Any, root: Any = None) -> None:
+    """The project changed *target* in place (``r.extend``, ``t.add_``, ``r[k] = v``, ``x += 1``),
+    reached from *root* (the name its expression starts from)."""
+    if not _on or guard.busy():
+        return
+    _written_by_project(target, root)
+
+
+def _written_by_project(target: Any, root: Any) -> None:
+    t = _test
+    t.written[id(target)] = t.epoch
+    if t.shared:
+        rec = t.shared.get(id(target))
+        if rec is not None:
+            _copy_written(rec, target)
+    if t.handed:
+        rec = t.handed.get(id(target))
+        if rec is None and mutability.is_buffer(target):  # a view: the memory is its base's
+            base = getattr(target, "_base", None) if type(target).__module__.startswith("torch") else getattr(
+                target, "base", None)
+            rec = t.handed.get(id(base)) if base is not None else None
+            if rec is not None:
+                target = base
+        if rec is not None and rec.obj is target:
+            _handed_written(rec, target, root)
+
+
+def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | None = None,
+         root: Any = None, source: int = -1) -> None:
+    """*value* was stored into *keeper* at *site* (a list item, a dict key, an attribute).
+
+    *source*: where the value came from, when the marked code knows: a loop's site (the loop's
+    iterable decides), -2 for the keeping function's own parameter (its caller decides), -1 unknown.
+    """
+    if not _on or guard.busy():
+        return
+    _written_by_project(keeper, root)
+    kind = type(value)
+    if kind in mutability.ATOMS:
+        return
+    if source >= 0 and _fed.get(source, False):  # a loop over the project's own generator
+        last = _test.seen.get(site)
+        if last is None or last.value is not value:  # not a history of one object: nothing to record
+            _test.seen[site] = _Last(value, 1)
+            return
+    # The keeper's slot, this frame's argument, getrefcount's, and the project's own name for it.
+    others = sys.getrefcount(value) - 3 - named
+    if kind in _PLAIN:
+        if others <= 0 and _atoms_only(value):
+            return  # a container of atoms the keeper alone holds: nothing to judge, ever
+    elif _scalar(value) or mutability.immutable(value):
+        return
+    how = "attr" if attr is not None else "item"
+    key: Any = attr
+    if how == "item" and type(keeper) in _SEQUENCES:
+        key = None  # found again by identity: an insert moves what follows
+    _keep(keeper, value, key, how, site, others, _made(source))
+
+
+_PLAIN = (dict, list)
+_SEQUENCES = (list, collections.deque)
+
+
+def _atoms_only(value: Any) -> bool:
+    """A dict or list of atoms only, told at C speed (short ones: a long one is fingerprinted anyway)."""
+    items = value.values() if type(value) is dict else value
+    return len(value) <= 256 and set(map(type, items)) <= ATOMS
+
+
+def _buffer_type(kind: type) -> bool:
+    """:func:`aliascheck.mutability.buffer_type`, noting the type for the marked code's test."""
+    if mutability.buffer_type(kind):
+        BUFFERS.add(kind)
+        return True
+    return False
+
+
+def _made(source: int) -> bool:
+    """The kept value came from the project's own code: a loop over a project generator, or a
+    parameter of a function the project itself called."""
+    if source >= 0:
+        return _fed.get(source, False)
+    if source == -2:
+        frame = _project_frame()
+        caller = frame.f_back if frame is not None else None
+        return caller is not None and _in_project(caller.f_code.co_filename)
+    return False
+
+
+_fed: dict[int, bool] = {}  # loop site -> its iterable is one of the project's own generators
+
+
+def loop(iterable: Any, site: int) -> Any:
+    """``for x in iterable`` starts: is it the project's own generator? Returns *iterable* itself."""
+    if _on:
+        try:
+            code = getattr(iterable, "gi_code", None)
+            _fed[site] = code is not None and _in_project(code.co_filename)
+        except Exception:
+            _fed[site] = False
+    return iterable
+
+
+def through(result: Any, keeper: Any, value: Any, site: int, root: Any = None, source: int = -1) -> Any:
+    """A lambda's ``keeper.append(value)`` ran (it returned *result*): the keep, then the result."""
+    try:
+        kept(keeper, value, site, True, None, root, source)
+    except Exception:
+        pass
+    return result
+
+
+def appended(keeper: Any, site: int, root: Any = None) -> None:
+    """``keeper.append(expr)`` ran: the value is the keeper's last item."""
+    if not _on or guard.busy():
+        return
+    _written_by_project(keeper, root)
+    try:
+        value = keeper[-1]
+    except Exception:
+        return
+    if type(value) in mutability.ATOMS or mutability.immutable(value):
+        return
+    others = sys.getrefcount(value) - 3  # the keeper's slot, *value*, getrefcount's argument
+    _keep(keeper, value, None, "item", site, others)
+
+
+def bound(value: Any, site: int, call: str = "") -> None:
+    """``name = call(...)`` ran: a view of memory someone else owns, or a container of live objects.
+
+    A name bound once to live objects themselves is a handle (``params = list(model.parameters())``
+    for an optimizer): judged only once the same line binds again (a history: ``best = ...`` at each
+    improvement). A view is judged either way: it is a new object, so it looks like a value.
+    """
+    if not _on or guard.busy():
+        return
+    kind = type(value)
+    if kind in _PLAIN:
+        if _atoms_only(value) or _fresh(value):
+            return  # nothing in it anyone else refers to
+    elif not (_buffer_type(kind) and _view(value)):
+        return
+    frame = sys._getframe(1)
+    keeper = frame.f_globals if frame.f_code.co_name == "<module>" else frame
+    _keep(keeper, value, _sites[site][0], "name", site, 1)
+
+
+def copied(copy: Any, source: Any, site: int) -> None:
+    """``name = x.copy()`` (or ``copy.copy(x)``, ``np.copy(x)``) ran: index what the two still share."""
+    if not _on or guard.busy() or copy is source:
+        return
+    shared = _shared_parts(copy, source)
+    if not shared:
+        return
+    rec = Record(_type_name(source), _sites[site][0], "copied", capture(2), threading.current_thread().name,
+                 _ledger.test if _ledger is not None else None, copy, Fingerprint(b"", None, 0, False, True),
+                 None, False)
+    rec.adopter = source
+    rec.adopted = [(path, "") for path, _ in shared]
+    rec.shares = [(_source_text(_extras.get(site)), "")]
+    t = _test
+    for _path, part in shared:
+        for obj in _descendants(part):
+            t.shared.setdefault(id(obj), rec)
+            WATCHED.add(id(obj))
+    t.records.append(rec)
+
+
+# -- recording ---------------------------------------------------------------------
+
+
+def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, made: bool = False) -> None:
+    """Record a keep worth judging. *others*: references besides the keeper's and the project's
+    own name; *made*: the value came from the project's own code (its generator, its caller)."""
+    t = _test
+    t.epoch += 1
+    t.counts[site] = t.counts.get(site, 0) + 1
+    last = t.seen.get(site)
+    repeat = last.repeat + 1 if last is not None and last.value is value else 1
+    t.seen[site] = _Last(value, repeat)
+    prev = t.last.get(site)
+    if prev is not None and site not in t.flagged and (
+            prev.obj is value or how == "name" or _buffer_type(type(prev.obj))):
+        # The value kept here before, while its keeper surely held it: the same object kept again
+        # (a history of one object), a name bound again (it held the value till now), or an array or
+        # tensor (hashed at C speed).
+        _judge_one(prev, "next keep")
+    if made and repeat == 1:
+        return  # the project's own value, kept once: not a crossing
+    view = _view(value)
+    if how in ("name", "attr"):
+        # A name or attribute holding a live object itself is a handle (``self.w = model.weight``):
+        # a view of live memory is a value, and so is a container of live objects, once the same
+        # line keeps again (``best = list(model.parameters())`` at each improvement).
+        if not view and (type(value) not in (dict, list) or _fresh(value)):
+            return
+    elif others <= 0 and repeat == 1 and not view and (type(value) not in (dict, list) or _fresh(value)):
+        return  # the keeper alone refers to it: nobody else can change it
+    elif not _data(value):
+        return  # an object kept as an item is a handle (a model, a client), not a value
+    fp = fingerprint(value)
+    rec = Record(_type_name(value), _sites[site][0], "kept", capture(3), threading.current_thread().name,
+                 _ledger.test if _ledger is not None else None, value, fp, None, False)
+    keep = _Keep(keeper, key, how, site)
+    keep.epoch = t.epoch
+    keep.giver = _giver(site, value, _project_frame())
+    rec.adopter = keep
+    t.records.append(rec)
+    _watch(value)
+    if keep.strong:
+        t.holds[id(keeper)] = t.holds.get(id(keeper), 0) + 1
+    t.last[site] = rec  # not counted as a handover: the summary's counts are the state protocols' and channels'
+
+
+def _project_frame() -> Any:
+    """The marked statement's frame: the first one outside this module."""
+    frame: Any = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    return frame
+
+
+def _giver(site: int, value: Any, frame: Any) -> str:
+    """What handed *value* to the project: the library code that called the project's function with
+    it (a hook, a callback), or the call the kept expression made."""
+    try:
+        code = frame.f_code
+        names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        local = frame.f_locals
+        caller = frame.f_back
+        text = _extras.get(site)
+        expr = text[0] if isinstance(text, tuple) else ""
+        root = expr.split(".", 1)[0].split("[", 1)[0]
+        passed = any(local.get(n) is value for n in names) or (root in names and expr != root)
+        if caller is not None and passed and not _in_project(caller.f_code.co_filename):
+            module = caller.f_globals.get("__name__", "?")
+            name = getattr(caller.f_code, "co_qualname", caller.f_code.co_name).partition(".<locals>")[0]
+            what = f" {expr}" if root in names and expr != root else ""
+            return f"{module}.{name} (callback argument{what})"
+    except Exception:
+        pass
+    text = _extras.get(site)
+    if isinstance(text, tuple):
+        return text[1]
+    return text if isinstance(text, str) else ""
+
+
+def _scalar(value: Any) -> bool:
+    """An atom, or a numpy/torch scalar (``a[1]`` of an array): nothing to keep alive."""
+    if type(value) in mutability.ATOMS or isinstance(value, (int, float, complex, str, bytes)):
+        return True
+    return getattr(value, "ndim", None) == 0 and type(value).__module__ == "numpy"
+
+
+def _fresh(value: Any) -> bool:
+    from .probe import fresh
+
+    try:
+        return fresh(value)
+    except Exception:
+        return False
+
+
+def _data(value: Any) -> bool:
+    return type(value) in mutability.CONTAINERS or isinstance(value, (dict, list)) or mutability.is_buffer(value)
+
+
+def _view(value: Any) -> bool:
+    """A new array or tensor over memory it does not own (``t.numpy()``, ``np.frombuffer``, ``a[:]``)."""
+    if not _buffer_type(type(value)):
+        return False
+    try:
+        if type(value).__module__.startswith("numpy"):
+            return value.base is not None
+        if value._base is not None:
+            return True
+        import torch
+
+        # The storage object made here counts once: more than two users is another tensor's memory.
+        return torch._C._storage_Use_Count(value.untyped_storage()._cdata) > 2
+    except Exception:
+        return False
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}" if kind.__module__ != "builtins" else kind.__qualname__
+
+
+# -- judging -------------------------------------------------------------------------
+
+
+def _held(rec: Record) -> bool:
+    """Whether the keeper still holds the value where it was kept, and is itself still held by
+    someone besides these records (a dead function's local list holds nothing any more)."""
+    keep: _Keep = rec.adopter
+    keeper, value = keep.keeper, rec.obj
+    if keeper is None:
+        return False  # the keeper is gone
+    # getrefcount's argument, this frame's name, and each record's strong reference.
+    if keep.how in ("item", "attr") and sys.getrefcount(keeper) - 2 - _test.holds.get(id(keeper), 0) <= 0:
+        return False
+    try:
+        if keep.how == "attr":
+            return getattr(keeper, keep.key, None) is value
+        if keep.how == "name":
+            space = keeper if isinstance(keeper, dict) else keeper.f_locals
+            return space.get(keep.key) is value
+        if isinstance(keeper, dict):
+            return any(v is value for v in keeper.values())
+        return id(value) in set(map(id, keeper))
+    except Exception:
+        return False
+
+
+def _changes(rec: Record) -> list[Change]:
+    now = fingerprint(rec.obj)
+    if now == rec.fp or not now.verifiable or not rec.fp.verifiable:
+        return []
+    return diff(rec.fp, now, collapse=True, reads=True) or [Change("", "?", "?")]
+
+
+def _by_project(rec: Record, epoch: int) -> bool:
+    """The project itself wrote into the kept value after it was kept: its intent, not a finding."""
+    written = _test.written
+    if not written:
+        return False
+    from .probe import reachable
+
+    try:
+        parts = [rec.obj, *reachable(rec.obj, depth=4)]
+    except Exception:
+        parts = [rec.obj]
+    return any(written.get(id(p), -1) >= epoch for p in parts)
+
+
+def _judge_one(rec: Record, check: str, collect: Any = None) -> None:
+    """*collect*: called once before the first keeper is confirmed (teardown: garbage goes first)."""
+    keep: _Keep = rec.adopter
+    if rec.flagged or keep.site in _test.flagged:
+        return
+    if keep.how in ("name", "attr") and not _view(rec.obj) and _test.counts.get(keep.site, 0) < 2:
+        return  # a handle bound once
+    changes = _changes(rec)
+    if not changes:
+        return
+    if collect is not None:
+        collect()
+    if not (keep.how == "name" and check == "next keep") and not _held(rec):  # a name held it till now
+        return
+    if _by_project(rec, keep.epoch):
+        rec.fp = fingerprint(rec.obj)  # the project's own change: the new value is the kept one
+        return
+    rec.flagged = True
+    _test.flagged.add(keep.site)
+    _test.pending.append((rec, changes, check))
+
+
+def _report(rec: Record, changes: list[Change], check: str) -> list[Any]:
+    if _ledger is None:
+        return []
+    keep: _Keep = rec.adopter
+    keeper_text, how = _sites[keep.site]
+    position = _position(rec)
+    paths = [Change(f"{position}{c.path}", c.before, c.after, c.kind, c.text) for c in changes]
+    what = rec.owner_name.rpartition(".")[2]
+    last = _test.seen.get(keep.site)
+    same = last.repeat if last is not None and last.value is rec.obj else 1
+    memory = _same_memory_count(rec)
+    kept_here = sum(1 for r in _test.records if r.kind == "kept" and r.adopter.site == keep.site)
+    if same > 1:
+        held = f"one live {what} {same} times"
+    elif memory > 1:
+        held = f"{memory} {what}s over one live memory"
+    elif kept_here > 1 and keep.how != "name":
+        held = f"{kept_here} live {what}s"
+    else:
+        held = f"a live {what}"
+    if keep.giver:
+        held += f" (handed out by {keep.giver})"
+    where = rec.where
+    return _ledger.report("kept", paths, owner=rec.owner_name, label=keeper_text, check=check,
+                          site=where.site, stack=where.stack, thread=rec.thread,
+                          hint=_fix(keeper_text, how, rec.obj, _value_text(keep.site)), origin=_line(where),
+                          shares=held)
+
+
+def _value_text(site: int) -> str:
+    text = _extras.get(site)
+    return text[0] if isinstance(text, tuple) else text if isinstance(text, str) else ""
+
+
+def _same_memory_count(rec: Record) -> int:
+    """How many values kept at the record's line view the same memory as it (``np.frombuffer(buf)``)."""
+    keep: _Keep = rec.adopter
+    mine = _address(rec.obj) if mutability.is_buffer(rec.obj) else None
+    if not mine:
+        return 1
+    return sum(1 for r in _test.records if r.kind == "kept" and r.adopter.site == keep.site
+               and mutability.is_buffer(r.obj) and _address(r.obj) == mine)
+
+
+def _position(rec: Record) -> str:
+    keep: _Keep = rec.adopter
+    keeper_text = _sites[keep.site][0]
+    if keep.how == "name":
+        return keeper_text
+    if keep.how == "attr":
+        return keeper_text
+    keeper = keep.keeper
+    try:
+        if isinstance(keeper, dict):
+            for k, v in keeper.items():
+                if v is rec.obj:
+                    return f"{keeper_text.rpartition('[')[0] or keeper_text}[{k!r}]"
+        else:
+            for i, v in enumerate(keeper):
+                if v is rec.obj:
+                    return f"{keeper_text}[{i}]"
+    except Exception:
+        pass
+    return keeper_text
+
+
+def _fix(keeper: str, how: str, value: Any, text: Any) -> str:
+    """The keep statement, keeping a copy: ``acts.append(output.detach().clone())``."""
+    expr = text if isinstance(text, str) and text else "value"
+    if type(value) is list and value and all(type(v).__module__.startswith("torch") for v in value[:8]):
+        copied = f"[t.detach().clone() for t in {expr}]"
+    elif type(value).__module__.startswith("torch"):
+        copied = f"{expr}.detach().clone()"
+    elif mutability.is_buffer(value):
+        copied = f"{expr}.copy()"
+    else:
+        copied = f"copy.deepcopy({expr})"
+    if how in ("append", "appendleft"):
+        return f"keep a copy: {keeper}.{how}({copied})"
+    if how == "insert":
+        return f"keep a copy: {keeper}.insert(..., {copied})"
+    return f"keep a copy: {keeper} = {copied}"
+
+
+def judge_all(check: str = "teardown") -> None:
+    """Judge every record of the test still held (the test's end)."""
+    if not _on:
+        return
+    collected: list[bool] = []
+
+    def collect() -> None:  # a dead local list in a reference cycle keeps nothing: once per test
+        if not collected:
+            collected.append(True)
+            gc.collect()
+
+    for rec in list(_test.records):
+        if rec.kind == "kept" and not rec.flagged:
+            _judge_one(rec, check, collect)
+    pending, _test.pending = _test.pending, []
+    for rec, changes, when in pending:
+        _report(rec, changes, when)
+
+
+def begin() -> None:
+    global _test
+    _test = _Test()
+    WATCHED.clear()
+
+
+# -- copies --------------------------------------------------------------------------
+
+
+def _shared_parts(copy: Any, source: Any) -> list[tuple[str, Any]]:
+    """(path in the copy, part) of the mutable parts the copy shares with its source, one level down."""
+    try:
+        if mutability.is_buffer(copy):  # an object array: its elements
+            if getattr(copy, "dtype", None) is None or str(copy.dtype) != "object":
+                return []
+            items: Iterable[tuple[Any, Any]] = ((f"[{i}]", v) for i, v in enumerate(copy.ravel().tolist()))
+            source_ids = {id(v) for v in source.ravel().tolist()}
+        elif isinstance(copy, dict):
+            items = ((f"[{k!r}]", v) for k, v in copy.items())
+            source_ids = set(map(id, source.values())) if isinstance(source, dict) else set()
+        elif isinstance(copy, list):
+            items = ((f"[{i}]", v) for i, v in enumerate(copy))
+            source_ids = set(map(id, source))
+        else:  # an instance: copy.copy of one is the caches adapter's (plugins/caches.py)
+            return []
+        out = []
+        for path, value in items:
+            if id(value) in source_ids and _data(value) and not mutability.immutable(value):
+                out.append((path, value))
+                if len(out) >= COPY_WIDTH:
+                    break
+        return out
+    except Exception:
+        return []
+
+
+def _source_text(call: Any) -> str:
+    """``cfg`` of ``cfg.copy()``, ``copy.copy(cfg)`` or ``np.copy(cfg)``."""
+    text = call if isinstance(call, str) else ""
+    if text.endswith(".copy()"):
+        return text[:-len(".copy()")]
+    if "(" in text and text.endswith(")"):
+        return text[text.index("(") + 1:-1]
+    return text or "..."
+
+
+def _descendants(part: Any) -> list[Any]:
+    out = [part]
+    level = [part]
+    while level and len(out) < COPY_WIDTH:
+        nxt = []
+        for obj in level:
+            children = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, list) else ()
+            for child in children:
+                if isinstance(child, (dict, list)):
+                    nxt.append(child)
+        out += nxt
+        level = nxt
+    return out[:COPY_WIDTH]
+
+
+def _copy_written(rec: Record, target: Any) -> None:
+    """The project wrote into a part a copy shares with its source: is the other side still held?"""
+    t = _test
+    if rec.flagged or id(rec) in t.flagged:
+        return
+    copy, source = rec.obj, rec.adopter
+    # Held by someone besides this record (and this frame's names): both sides are still in use.
+    if sys.getrefcount(copy) <= 3 or sys.getrefcount(source) <= 3:
+        return
+    rec.flagged = True
+    t.flagged.add(id(rec))
+    if _ledger is None:
+        return
+    copy_name = rec.label
+    path = _path_of(copy, target) or rec.adopted[0][0]
+    change = Change(path, "shared with the source", "written through the copy")
+    source = rec.shares[0][0] if rec.shares else "..."
+    fix = f"make a deep copy: {copy_name} = copy.deepcopy({source})"
+    _ledger.report("copied", [change], owner=rec.owner_name, label=copy_name, check="write",
+                   site=rec.where.site, stack=rec.where.stack, thread=rec.thread, hint=fix, origin=_line(rec.where),
+                   shares=f"written at {capture(3).site}")
+
+
+def _path_of(root: Any, target: Any, depth: int = 4) -> str:
+    level: list[tuple[str, Any]] = [("", root)]
+    for _ in range(depth):
+        nxt = []
+        for path, obj in level:
+            children: Iterable[tuple[str, Any]]
+            if isinstance(obj, dict):
+                children = ((f"{path}[{k!r}]", v) for k, v in obj.items())
+            elif isinstance(obj, list):
+                children = ((f"{path}[{i}]", v) for i, v in enumerate(obj))
+            else:
+                continue
+            for p, v in children:
+                if v is target:
+                    return p
+                nxt.append((p, v))
+        level = nxt[:COPY_WIDTH]
+    return ""
+
+
+# -- what the project hands to a library that keeps it ------------------------------
+
+_counts: dict[int, list[int]] = {}  # site -> the reference counts of its names before the statement
+HANDED_ITEMS = 64  # a list or dict argument: its own dicts and lists are looked at, this many at most
+
+
+def _handed_parts(calls: tuple[tuple[Any, tuple[Any, ...]], ...]) -> list[tuple[int, int, str, Any]]:
+    """(call index, argument index, path, object) of what a library call could keep: data, and a
+    list's or dict's own lists and dicts (an optimizer keeps a param group's dicts, not the list).
+
+    A tensor given to a module's method (``register_buffer``, ``register_parameter``) becomes the
+    module's live state, which the project updates on purpose: not looked at.
+    """
+    out = []
+    for i, (func, args) in enumerate(calls):
+        if not _library(func) or getattr(func, "__name__", "") in _PROTOCOL:
+            continue  # a load through a state protocol is the ledger's handover (rule Loads)
+        module_method = _module(getattr(func, "__self__", None))
+        for j, arg in enumerate(args):
+            if not _data(arg) or type(arg) in mutability.FROZEN or _parameter(arg):
+                continue
+            if module_method and mutability.is_buffer(arg):
+                continue
+            out.append((i, j, "", arg))
+            if type(arg) in (list, dict):
+                items = arg.items() if type(arg) is dict else enumerate(arg)
+                for n, (k, v) in enumerate(items):
+                    if n >= HANDED_ITEMS:
+                        break
+                    if type(v) in (list, dict):
+                        out.append((i, j, f"[{k!r}]", v))
+    return out
+
+
+def before(site: int, calls: tuple[tuple[Any, tuple[Any, ...]], ...]) -> None:
+    """A statement passing names to calls is about to run: count who refers to them (and judge a
+    value an earlier library call kept, changed since, and passed again)."""
+    if not _on or guard.busy():
+        return
+    parts = _handed_parts(calls)
+    if not parts:
+        _counts.pop(site, None)
+        return
+    _counts[site] = _refcounts(parts)  # first: no name of this frame may refer to a part yet
+    t = _test
+    if t.handed:
+        for i, _j, _path, obj in parts:
+            rec = t.handed.get(id(obj))
+            # A buffer is refilled and passed again by design (readinto(buf)); a config or a param
+            # group is not: the library's edits of it reach the next call.
+            if rec is not None and rec.obj is obj and not rec.flagged and type(obj) in (dict, list):
+                _passed_again(rec, calls[i][0])
+
+
+def _refcounts(parts: list[tuple[int, int, str, Any]]) -> list[int]:
+    return [sys.getrefcount(part[3]) for part in parts]
+
+
+def after(site: int, calls: tuple[tuple[Any, tuple[Any, ...]], ...], result: Any = None) -> None:
+    """The statement ran: a name a library call now refers to more than before was kept by it."""
+    if not _on or guard.busy():
+        return
+    counts = _counts.pop(site, None)
+    if counts is None:
+        return
+    parts = _handed_parts(calls)
+    if len(parts) != len(counts):
+        return
+    now = _refcounts(parts)
+    for part, was, count in zip(parts, counts, now, strict=True):
+        if count > was and not _explained(result, part[3]):
+            i, j, path, obj = part
+            _handed(obj, calls[i][0], site, i, j, path, was, count - was)
+
+
+def _handed(obj: Any, func: Any, site: int, call: int, arg: int, path: str, was: int, gained: int) -> None:
+    t = _test
+    if id(obj) in t.handed and t.handed[id(obj)].obj is obj:
+        return
+    if _ledger is not None and _ledger.recorded(obj):
+        return  # one record per handover: the ledger's (a snapshot, a load) judges it
+    calls = _extras.get(site) or []
+    text, names = calls[call] if call < len(calls) else ("?", [])
+    name = names[arg] if arg < len(names) else f"argument {arg + 1}"
+    rec = Record(_callee(func, text), f"{name}{path}", "handed", capture(3),
+                 threading.current_thread().name, _ledger.test if _ledger is not None else None, obj,
+                 fingerprint(obj), None, False)
+    rec.adopter = (was, gained, t.epoch)
+    t.handed[id(obj)] = rec
+    t.records.append(rec)
+    _watch(obj)
+
+
+def _explained(result: Any, obj: Any) -> bool:
+    """The statement bound the object, or something that refers to it (a view, a proxy, an iterator)."""
+    if result is None:
+        return False
+    if result is obj or isinstance(result, _LIVE_VIEWS) or _same_memory(result, obj):
+        return True
+    try:  # one step: a view's base, a proxy's mapping, an iterator's sequence (not an object's attributes' parts)
+        return any(r is obj for r in gc.get_referents(result))
+    except Exception:
+        return False
+
+
+def _address(buffer: Any) -> tuple[int, int] | None:
+    try:
+        if type(buffer).__module__.startswith("torch"):
+            return buffer.data_ptr(), buffer.untyped_storage().nbytes()
+        if hasattr(buffer, "__array_interface__"):
+            return buffer.__array_interface__["data"][0], buffer.nbytes
+    except Exception:
+        return None
+    return None
+
+
+def _same_memory(result: Any, obj: Any) -> bool:
+    """*result* is an array or tensor over *obj*'s memory (``torch.from_numpy(a)``, ``np.asarray(t)``)."""
+    if not (mutability.is_buffer(result) and mutability.is_buffer(obj)):
+        return False
+    a, b = _address(result), _address(obj)
+    if not a or not b or not a[0] or not b[0]:
+        return False
+    return a[0] < b[0] + max(b[1], 1) and b[0] < a[0] + max(a[1], 1)
+
+
+# Objects that are live views of what they are given, by their documentation.
+_LIVE_VIEWS = (types.MappingProxyType, collections.ChainMap, memoryview)
+
+
+_PROTOCOL = frozenset(STATE_METHODS + LOAD_METHODS)
+# Callees whose keeping is another adapter's to judge (messages: queues, executors, threads,
+# processes) or is not keeping at all (a mock records every call's arguments).
+_OTHERS = ("queue", "_queue", "multiprocessing", "concurrent.futures", "threading", "asyncio", "unittest.mock",
+           "pickle", "_pickle", "copy", "functools")
+_others: dict[str, bool] = {}
+
+
+def _other(module: str) -> bool:
+    """*module* is one of :data:`_OTHERS` or inside one (answered once per module name)."""
+    known = _others.get(module)
+    if known is None:
+        known = _others[module] = any(module == m or module.startswith(m + ".") for m in _OTHERS)
+    return known
+
+
+def _library(func: Any) -> bool:
+    """A callee outside the project: a library's function, class or a library object's method,
+    and not one whose keeping another adapter judges."""
+    if func is None:
+        return True
+    owner = getattr(func, "__self__", None)
+    module = (type(owner).__module__ if owner is not None and not isinstance(owner, type(sys))
+              else getattr(func, "__module__", None)) or ""
+    if _other(module):
+        return False
+    if owner is not None and not isinstance(owner, type(sys)):
+        if type(owner) in mutability.CONTAINERS or type(owner) in (dict, list):
+            return False  # the project's own container's method
+        return not _project_type(type(owner))
+    if isinstance(func, type):
+        return not _project_type(func)
+    code = getattr(func, "__code__", None)
+    if code is not None:
+        return not _in_project(code.co_filename)
+    module = sys.modules.get(getattr(func, "__module__", "") or "")
+    return not _in_project(getattr(module, "__file__", "") or "")
+
+
+def _project_type(kind: type) -> bool:
+    module = sys.modules.get(kind.__module__)
+    return _in_project(getattr(module, "__file__", "") or "")
+
+
+_project: Any = None
+
+
+def _in_project(file: str) -> bool:
+    known = _files.get(file)
+    if known is None:
+        known = _files[file] = bool(file) and _project is not None and bool(_project(file))
+    return known
+
+
+_files: dict[str, bool] = {}
+
+
+def set_project(predicate: Any) -> None:
+    global _project
+    _project = predicate
+    _files.clear()
+
+
+def _module(owner: Any) -> bool:
+    if owner is None:
+        return False
+    return any(k.__name__ == "Module" and k.__module__ == "torch.nn.modules.module" for k in type(owner).__mro__)
+
+
+def _parameter(value: Any) -> bool:
+    # A Parameter is the module's live state by design: an optimizer keeping it is its job.
+    return type(value).__name__ == "Parameter" and type(value).__module__.startswith("torch")
+
+
+def _callee(func: Any, text: str) -> str:
+    name = _qualified(func, text)
+    return text if "._" in name else name  # torch.from_numpy is a private class's method: the source says it better
+
+
+def _qualified(func: Any, text: str) -> str:
+    if func is None:
+        return text
+    owner = getattr(func, "__self__", None)
+    if owner is not None and not isinstance(owner, type(sys)):
+        kind = type(owner)
+        return f"{kind.__module__}.{kind.__qualname__}.{getattr(func, '__name__', text)}"
+    module = getattr(func, "__module__", None)
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None)
+    return f"{module}.{name}" if module and name else text
+
+
+def _still_held(rec: Record, obj: Any) -> bool:
+    was, gained, _epoch = rec.adopter
+    # This frame's argument and getrefcount's, as before() counted them with the tuple's and its own.
+    return sys.getrefcount(obj) - 1 >= was - 1 + gained - 1
+
+
+def _handed_written(rec: Record, target: Any, root: Any) -> None:
+    """The project wrote into a value a library call kept, through its own reference."""
+    if rec.flagged or not _still_held(rec, target):
+        return
+    if root is not None and root is not target and not _project_owned(root):
+        return  # through the library's own handle (opt.param_groups[0]["lr"] = ...): its documented use
+    changes = _changes_of(rec)
+    rec.flagged = True
+    if _ledger is None:
+        return
+    where = capture(3)
+    changes = _named(rec, changes or [Change("", "as handed over", "changed")])
+    _ledger.report("handed", changes, owner=rec.owner_name,
+                   label=rec.label, check="write", site=rec.where.site, stack=rec.where.stack, thread=rec.thread,
+                   hint=_handed_fix(rec), origin=_line(rec.where), shares=f"the project changed it at {where.site}")
+
+
+def _passed_again(rec: Record, func: Any) -> None:
+    """A value an earlier library call kept is passed to a call again, changed since by that library."""
+    changes = _changes_of(rec)
+    if not changes or _by_project(rec, rec.adopter[2]):
+        return
+    rec.flagged = True
+    if _ledger is None:
+        return
+    where = capture(3)
+    changes = _named(rec, changes)
+    _ledger.report("handed", changes, owner=rec.owner_name, label=rec.label, check="pass", site=rec.where.site,
+                   stack=rec.where.stack, thread=rec.thread, origin=_line(rec.where),
+                   hint=f"pass a fresh {_type_name(rec.obj)} to each call (build {rec.label} anew), not one a "
+                        f"library kept and changed",
+                   shares=f"{rec.owner_name.rpartition('.')[2]} changed it, and it was passed again at {where.site}")
+
+
+def _named(rec: Record, changes: list[Change]) -> list[Change]:
+    """Paths from the project's name for the value: ``buf``, ``groups[0]['lr']``."""
+    return [Change(f"{rec.label}{c.path}", c.before, c.after, c.kind, c.text) for c in changes]
+
+
+def _handed_fix(rec: Record) -> str:
+    name = rec.label
+    if type(rec.obj).__module__.startswith("torch"):
+        copied = f"{name}.clone()"
+    elif mutability.is_buffer(rec.obj):
+        copied = f"{name}.copy()"
+    elif type(rec.obj) is dict:
+        copied = f"dict({name})" if mutability.immutable(tuple(rec.obj.values())) else f"copy.deepcopy({name})"
+    else:
+        copied = f"copy.deepcopy({name})"
+    return f"pass a copy ({copied}) to {rec.owner_name.rpartition('.')[2]}, or do not change {name} while it keeps it"
+
+
+def _changes_of(rec: Record) -> list[Change]:
+    """The changes of a value a library kept, less those of module parameters inside it (live by design)."""
+    try:
+        changes = _changes(rec)
+    except Exception:
+        return []
+    return [c for c in changes if not _parameter(_at(rec.obj, c.path))]
+
+
+_STEP = re.compile(r"\[('(?:[^'\\]|\\.)*'|-?\d+)\]")
+
+
+def _at(root: Any, path: str) -> Any:
+    """The object at a diff path like ``['params'][0]`` (None when it cannot be followed)."""
+    obj = root
+    for step in _STEP.findall(path):
+        try:
+            key: Any = step[1:-1] if step.startswith("'") else int(step)
+            obj = obj[key]
+        except Exception:
+            return None
+    return obj
+
+
+def _project_owned(root: Any) -> bool:
+    kind = type(root)
+    return kind in mutability.CONTAINERS or kind in (dict, list) or mutability.is_buffer(root) or _project_type(kind)
+
+
+def _line(where: Any) -> str:
+    """``file:line in function`` of the project's line (a report's "let out" line and its bug's key)."""
+    stack = where.stack
+    return stack[0] if stack else where.site

@@ -1,0 +1,164 @@
+"""What marking the project's keep sites costs: a training loop and a data pipeline, plain and checked.
+
+    python benchmarks/bench_boundary.py [--rounds N]
+
+Two workloads, each a pytest test file written into a temporary project and run by
+``pytest`` in a fresh process, plain and with ``--aliascheck`` (interleaved, ``--rounds``
+times each; medians):
+
+- ``training``: 100 steps of a small MLP (two Linear layers and a ReLU, batch 32), with a
+  forward hook that appends a detached clone of the hidden activation and a metrics history
+  that keeps a dict per step (correct code: the case every user pays for);
+- ``pipeline``: a pure-Python generator pipeline of 100k dict items (read, parse, enrich,
+  batch by 64, collect), all of it project code, so every keep, write and call is marked.
+
+Each test times its own body (``time.perf_counter`` around the work, written to a file), so
+the figures leave out pytest's and torch's start-up; the whole process wall time is given too.
+"unmarked" is ``--aliascheck --aliascheck-boundary off``: the rest of aliascheck, without the
+marking. Goal: at most 1.3x on both bodies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+GOAL = 1.3
+
+TRAINING = '''
+import time
+import torch
+
+def test_training(record_body):
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    acts = []
+    model[1].register_forward_hook(lambda m, i, out: acts.append(out.detach().clone()))
+    history = []
+    x, y = torch.randn(32, 64), torch.randint(0, 10, (32,))
+    start = time.perf_counter()
+    for step in range(100):
+        opt.zero_grad()
+        out = model(x)
+        loss = torch.nn.functional.cross_entropy(out, y)
+        loss.backward()
+        opt.step()
+        metrics = {"step": step, "loss": loss.item(), "norm": out.norm().item()}
+        history.append(metrics)
+        if len(acts) > 10:
+            acts.clear()
+    record_body(time.perf_counter() - start)
+    assert len(history) == 100
+'''
+
+PIPELINE = '''
+import time
+
+def read(n):
+    for i in range(n):
+        yield {"id": i, "text": f"item {i}", "tags": ["a", "b"]}
+
+def parse(items):
+    for item in items:
+        words = item["text"].split()
+        record = {"id": item["id"], "words": words, "n": len(words)}
+        record["tags"] = list(item["tags"])
+        yield record
+
+def enrich(records):
+    totals = {"n": 0}
+    for record in records:
+        totals["n"] += record["n"]
+        record["total"] = totals["n"]
+        yield record
+
+def batch(records, size=64):
+    current = []
+    for record in records:
+        current.append(record)
+        if len(current) == size:
+            yield current
+            current = []
+    if current:
+        yield current
+
+def test_pipeline(record_body):
+    start = time.perf_counter()
+    kept = []
+    for chunk in batch(enrich(parse(read(100_000)))):
+        kept.append(chunk[-1])
+    record_body(time.perf_counter() - start)
+    assert len(kept) == 1563
+'''
+
+CONFTEST = '''
+import os
+import pytest
+
+@pytest.fixture
+def record_body():
+    def record(seconds):
+        with open(os.environ["BENCH_BODY"], "w") as f:
+            f.write(repr(seconds))
+    return record
+'''
+
+
+def run(project: Path, name: str, checked: bool, boundary: bool = True) -> tuple[float, float]:
+    """(body seconds, process wall seconds) of one pytest run."""
+    out = project / "body.txt"
+    env = dict(os.environ, BENCH_BODY=str(out), PYTHONDONTWRITEBYTECODE="1")
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", f"test_{name}.py"]
+    if checked:
+        args.append("--aliascheck")
+        if not boundary:
+            args += ["--aliascheck-boundary", "off"]
+    start = time.perf_counter()
+    done = subprocess.run(args, cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{name} ({'checked' if checked else 'plain'}) failed:\n{done.stdout[-3000:]}")
+    return float(out.read_text()), wall
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp)
+        (project / "conftest.py").write_text(textwrap.dedent(CONFTEST))
+        (project / "test_training.py").write_text(textwrap.dedent(TRAINING))
+        (project / "test_pipeline.py").write_text(textwrap.dedent(PIPELINE))
+        print(f"{'workload':<10} {'plain body':>11} {'checked body':>13} {'ratio':>6} {'unmarked':>9}   "
+              f"{'plain wall':>11} {'checked wall':>13} {'ratio':>6}")
+        worst = 0.0
+        for name in ("training", "pipeline"):
+            modes = {"plain": (False, True), "checked": (True, True), "unmarked": (True, False)}
+            times: dict[str, list[tuple[float, float]]] = {mode: [] for mode in modes}
+            run(project, name, False)  # warm the file system and the imports once
+            for _ in range(args.rounds):
+                for mode, (checked, boundary) in modes.items():
+                    times[mode].append(run(project, name, checked, boundary))
+            body = {k: statistics.median(b for b, _ in v) for k, v in times.items()}
+            wall = {k: statistics.median(w for _, w in v) for k, v in times.items()}
+            ratio = body["checked"] / body["plain"]
+            worst = max(worst, ratio)
+            print(f"{name:<10} {body['plain'] * 1e3:>9.1f}ms {body['checked'] * 1e3:>11.1f}ms {ratio:>5.2f}x "
+                  f"{body['unmarked'] / body['plain']:>8.2f}x   {wall['plain']:>10.2f}s {wall['checked']:>12.2f}s "
+                  f"{wall['checked'] / wall['plain']:>5.2f}x")
+        print(f"goal: bodies at most {GOAL}x: {'met' if worst <= GOAL else 'missed'} (worst {worst:.2f}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

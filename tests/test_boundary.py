@@ -1,0 +1,640 @@
+"""Boundary handovers: live objects crossing between the project's code and library code.
+
+Each bug shape of the issue is a test written as a user would, beside its corrected twin,
+run through ``pytester`` with nothing but ``--aliascheck``. The library is a real one (torch,
+numpy, logging) or ``mylib``, a module installed outside the project (under a
+``site-packages`` directory), so that what is "library code" is decided as for a user.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+# Imported here, not in a test: pytester drops what a test imported, and torch cannot be imported twice.
+torch = pytest.importorskip("torch")
+np = pytest.importorskip("numpy")
+
+MYLIB = '''
+"""A library outside the project: a solver with a callback, a store that keeps what it is given."""
+
+
+def solve(f, x0, steps=5, callback=None):
+    x = list(x0)  # the solver's own working list, updated in place at every step
+    stats = {"step": 0, "f": f(x)}
+    for i in range(steps):
+        for j in range(len(x)):
+            x[j] -= 0.1 * x[j]
+        stats["step"], stats["f"] = i + 1, f(x)
+        if callback is not None:
+            callback(x, stats)
+    return x  # handed out after its last change
+
+
+def numbers(n, size=3):
+    buf = [0] * size  # one buffer, refilled for every item
+    for i in range(n):
+        for j in range(size):
+            buf[j] = i
+        yield buf
+
+
+class Store:
+    def __init__(self):
+        self.kept = []
+
+    def keep(self, value):
+        self.kept.append(value)  # keeps the caller's object itself
+
+    def snapshot(self, value):
+        self.kept.append(dict(value))  # keeps a copy
+'''
+
+
+@pytest.fixture
+def lib(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = pytester.path / "env" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "mylib.py").write_text(textwrap.dedent(MYLIB))
+    monkeypatch.setenv("PYTHONPATH", str(site))
+
+
+def run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
+    pytester.makepyfile(test_user=textwrap.dedent(body))
+    return pytester.runpytest_subprocess("--aliascheck", "-p", "no:cacheprovider", "-rA", *args)
+
+
+def outcomes(result: pytest.RunResult) -> dict[str, str]:
+    """test name -> PASSED/FAILED, from the -rA short summary."""
+    out = {}
+    for line in result.outlines:
+        for word in ("PASSED", "FAILED", "ERROR"):
+            if line.startswith(word + " ") and "::" in line:
+                out[line.split("::", 1)[1].split(" ", 1)[0]] = word
+    return out
+
+
+def flagged(result: pytest.RunResult) -> set[str]:
+    return {name for name, state in outcomes(result).items() if state != "PASSED"}
+
+
+# -- library -> project, kept by the project ------------------------------------------
+
+
+LIBRARY_TO_PROJECT = """
+    import copy
+    import torch
+    import mylib
+
+    def test_hook_keeps_output_then_inplace_relu():
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(inplace=True))
+        acts = []
+        model[0].register_forward_hook(lambda m, i, output: acts.append(output))
+        with torch.no_grad():
+            for _ in range(3):
+                model(torch.randn(2, 4))
+        assert len(acts) == 3
+
+    def test_hook_keeps_a_clone():
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(inplace=True))
+        acts = []
+        def keep(m, i, output):
+            acts.append(output.detach().clone())
+        model[0].register_forward_hook(keep)
+        with torch.no_grad():
+            for _ in range(3):
+                model(torch.randn(2, 4))
+        assert len(acts) == 3
+
+    def test_best_parameters_kept_live():
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        best = None
+        for epoch in range(3):
+            opt.zero_grad()
+            model(torch.randn(4, 3)).pow(2).mean().backward()
+            opt.step()
+            best = list(model.parameters())
+        assert len(best) == 2
+
+    def test_best_parameters_cloned():
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        best = None
+        for epoch in range(3):
+            opt.zero_grad()
+            model(torch.randn(4, 3)).pow(2).mean().backward()
+            opt.step()
+            best = [p.detach().clone() for p in model.parameters()]
+        assert len(best) == 2
+
+    def test_generator_reused_buffer_collected():
+        items = []
+        for item in mylib.numbers(4):
+            items.append(item)
+        assert len(items) == 4
+
+    def test_generator_items_copied():
+        items = []
+        for item in mylib.numbers(4):
+            items.append(list(item))
+        assert items[-1] == [3, 3, 3]
+
+    def test_callback_keeps_the_solvers_live_list():
+        history = []
+        def record(x, stats):
+            history.append(x)
+        mylib.solve(lambda x: sum(v * v for v in x), [1.0, 2.0], callback=record)
+        assert len(history) == 5
+
+    def test_callback_keeps_copies():
+        history = []
+        def record(x, stats):
+            history.append(list(x))
+        mylib.solve(lambda x: sum(v * v for v in x), [1.0, 2.0], callback=record)
+        assert history[0] != history[-1]
+"""
+
+
+def test_library_to_project(pytester: pytest.Pytester, lib: None) -> None:
+    result = run(pytester, LIBRARY_TO_PROJECT)
+    assert flagged(result) == {"test_hook_keeps_output_then_inplace_relu", "test_best_parameters_kept_live",
+                               "test_generator_reused_buffer_collected", "test_callback_keeps_the_solvers_live_list"}
+    result.stdout.fnmatch_lines([
+        "*acts holds 3 live Tensors (handed out by torch.nn.modules.module.Module._call_impl (callback argument)),"
+        " changed after it was kept: acts[[]0]: tensor bytes changed*",
+        "*keep a copy: acts.append(output.detach().clone())*",
+    ], consecutive=False)
+    result.stdout.fnmatch_lines([
+        "*best holds a live list (handed out by list(model.parameters())), changed after it was kept: best[[]0]*",
+        "*keep a copy: best = [[]t.detach().clone() for t in list(model.parameters())]*",
+    ], consecutive=False)
+    result.stdout.fnmatch_lines(["*items holds one live list 4 times (handed out by mylib.numbers(4), yielded)*"])
+    result.stdout.fnmatch_lines([
+        "*history holds one live list 5 times (handed out by mylib.solve (callback argument)), changed after it "
+        "was kept: history[[]0]*",
+        "*keep a copy: history.append(copy.deepcopy(x))*",
+    ], consecutive=False)
+
+
+# -- project -> library, kept by the library -----------------------------------------
+
+
+PROJECT_TO_LIBRARY = """
+    import io
+    import logging
+    import logging.handlers
+    import numpy as np
+    import torch
+    import mylib
+
+    def _buffered_log(snapshot):
+        stream = io.StringIO()
+        buffered = logging.handlers.MemoryHandler(100, flushLevel=logging.ERROR, target=logging.StreamHandler(stream))
+        log = logging.getLogger("boundary-" + str(snapshot))
+        log.setLevel(logging.INFO)
+        log.propagate = False
+        log.addHandler(buffered)
+        state = {"setpoint": 20}
+        for setpoint in (21, 22):
+            state["setpoint"] = setpoint
+            if snapshot:
+                log.info("state %s", dict(state))
+            else:
+                log.info("state %s", state)
+        buffered.flush()
+        log.removeHandler(buffered)
+        return stream.getvalue()
+
+    def test_logged_dict_changed_while_buffered():
+        assert _buffered_log(False)
+
+    def test_logged_snapshot():
+        assert "21" in _buffered_log(True)
+
+    def test_param_groups_reused_for_a_second_optimizer():
+        model = torch.nn.Linear(2, 1)
+        groups = [{"params": model.parameters(), "lr": 0.1}]
+        first = torch.optim.SGD(groups, lr=0.1)
+        sched = torch.optim.lr_scheduler.StepLR(first, step_size=1, gamma=0.5)
+        first.step(); sched.step()
+        second = torch.optim.SGD(groups, lr=0.1)
+        assert second.param_groups[0]["lr"] == 0.05
+
+    def test_param_groups_built_anew():
+        model = torch.nn.Linear(2, 1)
+        def groups():
+            return [{"params": model.parameters(), "lr": 0.1}]
+        first = torch.optim.SGD(groups(), lr=0.1)
+        sched = torch.optim.lr_scheduler.StepLR(first, step_size=1, gamma=0.5)
+        first.step(); sched.step()
+        second = torch.optim.SGD(groups(), lr=0.1)
+        assert second.param_groups[0]["lr"] == 0.1
+
+    def test_from_numpy_buffer_refilled():
+        buf = np.zeros((2, 2), dtype=np.float32)
+        chunks = []
+        for i in range(3):
+            buf[:] = i
+            chunks.append(torch.utils.data.TensorDataset(torch.from_numpy(buf)))
+        assert len(chunks) == 3
+
+    def test_tensor_copy_of_buffer():
+        buf = np.zeros((2, 2), dtype=np.float32)
+        chunks = []
+        for i in range(3):
+            buf[:] = i
+            chunks.append(torch.utils.data.TensorDataset(torch.tensor(buf)))
+        assert float(chunks[0].tensors[0].sum()) == 0.0
+
+    def test_store_keeps_config_then_changed():
+        store = mylib.Store()
+        cfg = {"lr": 0.1}
+        store.keep(cfg)
+        cfg["lr"] = 0.2
+        assert store.kept[0]["lr"] == 0.2
+
+    def test_store_snapshots_config():
+        store = mylib.Store()
+        cfg = {"lr": 0.1}
+        store.snapshot(cfg)
+        cfg["lr"] = 0.2
+        assert store.kept[0]["lr"] == 0.1
+"""
+
+
+def test_project_to_library(pytester: pytest.Pytester, lib: None) -> None:
+    result = run(pytester, PROJECT_TO_LIBRARY)
+    assert flagged(result) == {"test_logged_dict_changed_while_buffered",
+                               "test_param_groups_reused_for_a_second_optimizer",
+                               "test_from_numpy_buffer_refilled", "test_store_keeps_config_then_changed"}
+    result.stdout.fnmatch_lines([
+        "*logging.Logger.info kept state; the project changed it at test_user.py:*: state[[]'setpoint']: 21 -> 22",
+        "*pass a copy (dict(state)) to info, or do not change state while it keeps it",
+        "*torch.optim.sgd.SGD kept groups[[]0]; SGD changed it, and it was passed again at test_user.py:*: "
+        "groups[[]0][[]'lr']: 0.1 -> 0.05",
+        "*torch.from_numpy kept buf; the project changed it at test_user.py:*: buf: array bytes changed*",
+        "*mylib.Store.keep kept cfg; the project changed it at test_user.py:*: cfg[[]'lr']: 0.1 -> 0.2",
+    ], consecutive=False)
+
+
+# -- memory views kept ---------------------------------------------------------------------
+
+
+VIEWS = """
+    import io
+    import numpy as np
+    import torch
+
+    def _train(model, steps=3):
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(steps):
+            opt.zero_grad()
+            model(torch.randn(4, 3)).pow(2).mean().backward()
+            opt.step()
+
+    def test_weight_baseline_is_a_view():
+        model = torch.nn.Linear(3, 1)
+        w0 = model.weight.detach().numpy()
+        _train(model)
+        assert w0.shape == (1, 3)
+
+    def test_weight_baseline_is_a_copy():
+        model = torch.nn.Linear(3, 1)
+        w0 = model.weight.detach().clone().numpy()
+        _train(model)
+        assert not np.array_equal(w0, model.weight.detach().numpy())
+
+    def test_frombuffer_records_of_a_reused_buffer():
+        stream = io.BytesIO(bytes(range(16)))
+        buf = bytearray(4)
+        records = []
+        while stream.readinto(buf) == 4:
+            records.append(np.frombuffer(buf, dtype=np.uint8))
+        assert len(records) == 4
+
+    def test_frombuffer_records_copied():
+        stream = io.BytesIO(bytes(range(16)))
+        buf = bytearray(4)
+        records = []
+        while stream.readinto(buf) == 4:
+            records.append(np.frombuffer(buf, dtype=np.uint8).copy())
+        assert records[0][0] == 0
+
+    def test_dataset_item_changed_in_place():
+        features = torch.randn(4, 2)
+        dataset = torch.utils.data.TensorDataset(features)
+        for i in range(len(dataset)):
+            sample = dataset[i][0]
+            sample -= 1.0
+        assert len(dataset) == 4
+
+    def test_dataset_item_changed_out_of_place():
+        features = torch.randn(4, 2)
+        dataset = torch.utils.data.TensorDataset(features)
+        for i in range(len(dataset)):
+            sample = dataset[i][0]
+            sample = sample - 1.0
+        assert len(dataset) == 4
+"""
+
+
+def test_views_kept(pytester: pytest.Pytester) -> None:
+    result = run(pytester, VIEWS)
+    assert flagged(result) == {"test_weight_baseline_is_a_view", "test_frombuffer_records_of_a_reused_buffer",
+                               "test_dataset_item_changed_in_place"}
+    result.stdout.fnmatch_lines([
+        "*w0 holds a live ndarray (handed out by model.weight.detach().numpy()), changed after it was kept: w0: "
+        "array bytes changed*",
+        "*keep a copy: w0 = model.weight.detach().numpy().copy()",
+        "*records holds 4 ndarrays over one live memory (handed out by np.frombuffer(buf, dtype=np.uint8))*",
+        "*torch.utils.data.dataset.TensorDataset kept features; the project changed it at test_user.py:*",
+    ], consecutive=False)
+
+
+# -- copies that share ---------------------------------------------------------------------
+
+
+COPIES = """
+    import copy
+    import numpy as np
+
+    DEFAULTS = {"settings": {"level": "INFO"}, "paths": {"cache": "/tmp"}}
+
+    def load_shallow(overrides):
+        config = DEFAULTS.copy()
+        config["settings"].update(overrides)
+        return config
+
+    def load_deep(overrides):
+        config = copy.deepcopy(DEFAULTS)
+        config["settings"].update(overrides)
+        return config
+
+    def test_defaults_shallow_copy_written():
+        load_shallow({"level": "DEBUG"})
+        assert DEFAULTS["settings"]["level"] == "DEBUG"
+        DEFAULTS["settings"]["level"] = "INFO"
+
+    def test_defaults_deep_copy():
+        load_deep({"level": "DEBUG"})
+        assert DEFAULTS["settings"]["level"] == "INFO"
+
+    def test_board_rows_shared():
+        board = [["T", "-"], ["-", "T"]]
+        shown = copy.copy(board)
+        for row in shown:
+            row[0] = "X"
+        assert board[0][0] == "X"
+
+    def test_board_rows_copied():
+        board = [["T", "-"], ["-", "T"]]
+        shown = [list(row) for row in board]
+        for row in shown:
+            row[0] = "X"
+        assert board[0][0] == "T"
+
+    def test_top_level_write_of_a_shallow_copy():
+        base = {"a": [1], "b": 2}
+        mine = base.copy()
+        mine["b"] = 3
+        mine["a"] = [9]
+        assert base == {"a": [1], "b": 2}
+
+    def test_object_array_copy_shares_its_lists():
+        tokens = np.empty(2, dtype=object)
+        tokens[0], tokens[1] = [1, 2], [3]
+        more = np.copy(tokens)
+        more[0].append(7)
+        assert tokens[0] == [1, 2, 7]
+"""
+
+
+def test_copies_that_share(pytester: pytest.Pytester) -> None:
+    result = run(pytester, COPIES)
+    assert flagged(result) == {"test_defaults_shallow_copy_written", "test_board_rows_shared",
+                               "test_object_array_copy_shares_its_lists"}
+    result.stdout.fnmatch_lines([
+        "*config is a shallow copy: writing config[[]'settings'] also changes its source's [[]'settings']",
+        "*make a deep copy: config = copy.deepcopy(DEFAULTS)",
+        "*shown is a shallow copy: writing shown[[]0] also changes its source's [[]0]",
+        "*more is a shallow copy: writing more[[]0] also changes its source's [[]0]",
+    ], consecutive=False)
+
+
+# -- precision: correct code a naive boundary detector would flag ------------------------
+
+
+PRECISION = """
+    import copy
+    import json
+    import pickle
+    import types
+    import numpy as np
+    import torch
+    import mylib
+
+    def test_row_filled_after_append():
+        rows = []
+        for i in range(3):
+            row = []
+            rows.append(row)
+            row.append(i)
+        assert rows == [[0], [1], [2]]
+
+    def test_running_total_in_a_dict():
+        totals = {"loss": 0.0, "seen": []}
+        history = []
+        for i in range(3):
+            totals["loss"] += i
+            totals["seen"].append(i)
+            history.append(totals)
+        assert totals["loss"] == 3.0
+
+    def test_lr_through_param_groups():
+        model = torch.nn.Linear(2, 1)
+        opt = torch.optim.SGD([{"params": model.parameters()}], lr=0.1)
+        opt.param_groups[0]["lr"] = 0.01
+        opt.step()
+        assert opt.param_groups[0]["lr"] == 0.01
+
+    def test_registered_buffer_updated():
+        class Running(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                mean = torch.zeros(3)
+                self.register_buffer("mean", mean)
+                self.mean_alias = mean
+            def update(self, x):
+                self.mean.mul_(0.9).add_(0.1 * x)
+        module = Running()
+        for _ in range(3):
+            module.update(torch.ones(3))
+        buf = torch.zeros(2)
+        plain = torch.nn.Module()
+        plain.register_buffer("b", buf)
+        buf.add_(1)
+        assert float(module.mean.sum()) > 0
+
+    def test_mapping_proxy_and_views_asked_for():
+        d = {"x": 1}
+        proxy = types.MappingProxyType(d)
+        d["x"] = 2
+        a = np.zeros(3, dtype=np.float32)
+        t = torch.from_numpy(a)
+        a[:] = 1.0
+        v = a[1:]
+        a[2] = 5
+        assert proxy["x"] == 2 and float(t.sum()) == 7.0 and v[1] == 5
+
+    def test_solver_final_result():
+        x = mylib.solve(lambda x: sum(v * v for v in x), [1.0, 2.0])
+        results = [x]
+        assert len(results) == 1
+
+    def test_dict_copied_before_kept():
+        store = mylib.Store()
+        state = {"a": 1}
+        kept = []
+        for i in range(3):
+            state["a"] = i
+            kept.append(dict(state))
+            store.snapshot(state)
+        assert [k["a"] for k in kept] == [0, 1, 2]
+
+    def test_serialised_or_copied_at_the_call(tmp_path):
+        state = {"a": [1]}
+        payload = json.dumps(state)
+        state["a"].append(2)
+        blob = pickle.dumps(state)
+        state["a"].append(3)
+        weights = torch.zeros(2)
+        torch.save({"w": weights}, tmp_path / "w.pt")
+        weights.add_(1)
+        clone = weights.clone()
+        weights.add_(1)
+        assert payload and blob and float(clone.sum()) == 2.0
+
+    def test_immutable_values():
+        seen = []
+        for i in range(3):
+            seen.append((i, "x", frozenset({i})))
+        assert len(seen) == 3
+
+    def test_parameters_for_an_optimizer():
+        model = torch.nn.Linear(3, 1)
+        params = list(model.parameters())
+        opt = torch.optim.SGD(params, lr=0.1)
+        for _ in range(3):
+            opt.zero_grad()
+            model(torch.randn(2, 3)).sum().backward()
+            opt.step()
+        with torch.no_grad():
+            for p in params:
+                p.mul_(0.5)
+        assert len(params) == 2
+
+    def test_same_config_kept_several_times_unchanged():
+        cfg = {"lr": 0.1}
+        runs = []
+        for _ in range(3):
+            runs.append(cfg)
+        assert runs[0] is runs[2]
+"""
+
+
+def test_precision(pytester: pytest.Pytester, lib: None) -> None:
+    result = run(pytester, PRECISION)
+    assert flagged(result) == set(), result.stdout.str()[-3000:]
+    assert len(outcomes(result)) == 11
+
+
+# -- what the rewriting must not change -------------------------------------------------
+
+
+def test_marked_code_raises_and_reports_as_before(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(helper='''
+        import inspect
+
+        def keep(rows, value):
+            rows.append(value)
+            rows[0] = value
+            raise ValueError("boom " + str(len(rows)))
+
+        def source():
+            return inspect.getsource(keep)
+    ''')
+    pytester.makepyfile(test_user='''
+        import traceback
+        import helper
+
+        def test_raises():
+            rows = []
+            try:
+                helper.keep(rows, [1])
+            except ValueError as exc:
+                frames = traceback.extract_tb(exc.__traceback__)
+                print("LINES", [(f.name, f.lineno, f.line) for f in frames])
+                print("SOURCE", repr(helper.source()))
+                print("MARKED", "__aliascheck_boundary__" in vars(helper))
+                raise
+    ''')
+    plain = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s")
+    checked = pytester.runpytest_subprocess("--aliascheck", "-p", "no:cacheprovider", "-s")
+    again = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s")  # no marked bytecode left behind
+
+    def line(result: pytest.RunResult, tag: str) -> str:  # -s: a print may follow pytest's progress text
+        return next(x[x.index(tag):] for x in result.outlines if tag in x)
+
+    for result in (plain, checked, again):
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(["*ValueError: boom 1"])
+    assert line(plain, "LINES") == line(checked, "LINES") == line(again, "LINES")
+    assert "('keep', 6, 'raise ValueError(\"boom \" + str(len(rows)))')" in line(checked, "LINES")
+    assert line(plain, "SOURCE") == line(checked, "SOURCE")
+    assert line(plain, "MARKED") == line(again, "MARKED") == "MARKED False"
+    assert line(checked, "MARKED") == "MARKED True"
+
+
+def test_boundary_off_marks_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user='''
+        import torch
+
+        def test_hook():
+            model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU(inplace=True))
+            acts = []
+            model[0].register_forward_hook(lambda m, i, o: acts.append(o))
+            model(torch.randn(1, 2)); model(torch.randn(1, 2))
+            assert "__aliascheck_boundary__" not in globals()
+    ''')
+    pytester.runpytest_subprocess("--aliascheck", "--aliascheck-boundary", "off", "-p",
+                                  "no:cacheprovider").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("--aliascheck", "--aliascheck-boundary", "sideways", "-p",
+                                  "no:cacheprovider").stderr.fnmatch_lines(["*invalid choice*"])
+
+
+def test_what_cannot_be_fingerprinted_is_no_crash(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user='''
+        import threading
+
+        class Job:
+            def __init__(self):
+                self.lock = threading.Lock()
+                self.done = []
+
+        SHARED = Job()
+
+        def test_keeps_unpicklable_parts():
+            kept = []
+            for i in range(3):
+                kept.append(SHARED.__dict__)
+                SHARED.done.append(i)
+            gen = (i for i in range(3))
+            box = {"gen": gen, "lock": threading.Lock()}
+            also = []
+            also.append(box)
+            assert len(kept) == 3
+    ''')
+    result = pytester.runpytest_subprocess("--aliascheck", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
