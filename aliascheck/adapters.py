@@ -59,7 +59,9 @@ class Adapters:
             if name not in off and not (child and name in PARENT_ONLY):
                 self.pending[name] = (module, requires, None)
         if plugins is None:
-            plugins = _entry_points()
+            from importlib.metadata import entry_points  # ~20 ms: not in a child's start-up
+
+            plugins = [(ep.name, ep.value) for ep in entry_points(group=ENTRY_POINT_GROUP)]
         self.plugins = list(plugins)
         for name, value in self.plugins:
             if name not in off and name not in self.pending:
@@ -113,21 +115,6 @@ class Adapters:
         for name in self.installed:
             self.pm.unregister(name=name)
         self.installed.clear()
-
-
-def _entry_points() -> list[tuple[str, str]]:
-    """Third-party adapters, by entry point (not in a child's start-up: its session's list is passed).
-
-    Parsing every distribution's entry points costs a session start ~10 ms; a look at their
-    text for the group's header first costs about a third of that, and most environments
-    have no third-party adapter. Where one has, the parse is the standard one.
-    """
-    from importlib.metadata import distributions, entry_points
-
-    header = f"[{ENTRY_POINT_GROUP}]"
-    if not any(header in (dist.read_text("entry_points.txt") or "") for dist in distributions()):
-        return []
-    return [(ep.name, ep.value) for ep in entry_points(group=ENTRY_POINT_GROUP)]
 
 
 def _load(value: str) -> Any:
