@@ -7,7 +7,10 @@ aliascheck's core at import time: pytest loads it for every run.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import importlib.abc
+import importlib.machinery
+import sys
+from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -69,6 +72,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     if not options.enabled:
         return
+    _import_unrewritten(config)
     from .session import Session
 
     session = Session(options)
@@ -76,6 +80,36 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = session
     config.add_cleanup(session.stop)
     config.pluginmanager.register(SessionPlugin(session, config), "aliascheck-session")
+
+
+class _Unrewritten(importlib.abc.MetaPathFinder):
+    """Finds aliascheck's own modules ahead of pytest's assertion rewriter: they import as installed.
+
+    pytest rewrites every module of a package that registers a ``pytest11`` entry point
+    (pytest #11783), so aliascheck's whole core would be parsed and rewritten at each
+    ``--aliascheck`` run, and compiled afresh wherever the rewritten bytecode cannot be
+    written (``PYTHONDONTWRITEBYTECODE``, a read-only install): about 0.3 s per run. The
+    core holds no assert worth explaining (its few are for mypy).
+    """
+
+    def find_spec(self, name: str, path: Sequence[str] | None = None, target: Any = None) -> Any:
+        if not name.startswith("aliascheck."):
+            return None
+        return importlib.machinery.PathFinder.find_spec(name, path)
+
+
+def _import_unrewritten(config: pytest.Config) -> None:
+    hooks = [i for i, f in enumerate(sys.meta_path) if type(f).__name__ == "AssertionRewritingHook"]
+    if not hooks:  # --assert=plain: nothing rewrites
+        return
+    finder = _Unrewritten()
+    sys.meta_path.insert(hooks[0], finder)
+
+    def remove() -> None:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+
+    config.add_cleanup(remove)
 
 
 class SessionPlugin:
