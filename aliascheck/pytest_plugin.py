@@ -86,10 +86,10 @@ class _Unrewritten(importlib.abc.MetaPathFinder):
     """Finds aliascheck's own modules ahead of pytest's assertion rewriter: they import as installed.
 
     pytest rewrites every module of a package that registers a ``pytest11`` entry point
-    (pytest #11783), so aliascheck's whole core would be parsed and rewritten at each
-    ``--aliascheck`` run, and compiled afresh wherever the rewritten bytecode cannot be
-    written (``PYTHONDONTWRITEBYTECODE``, a read-only install): about 0.3 s per run. The
-    core holds no assert worth explaining (its few are for mypy).
+    (documented in pytest's "Writing plugins", *Assertion Rewriting*), so aliascheck's whole
+    core would be parsed and rewritten at each ``--aliascheck`` run, and compiled afresh
+    wherever the rewritten bytecode cannot be written (``PYTHONDONTWRITEBYTECODE``, a
+    read-only install): about 0.3 s per run. The core holds no assert worth explaining (its few are for mypy).
     """
 
     def find_spec(self, name: str, path: Sequence[str] | None = None, target: Any = None) -> Any:
