@@ -8,8 +8,10 @@ numpy, logging) or ``mylib``, a module installed outside the project (under a
 
 from __future__ import annotations
 
+import importlib.util
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -629,34 +631,21 @@ def test_fast_paths(pytester: pytest.Pytester, lib: None) -> None:
     result.stdout.fnmatch_lines(["*kept holds one live dict 3 times*"])
 
 
-PIPELINE = """
-def read(n):
-    for i in range(n):
-        yield {"id": i, "text": f"item {i}", "tags": ["a", "b"]}
+def _benchmark() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_boundary", ROOT / "benchmarks" / "bench_boundary.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-def parse(items):
-    for item in items:
-        words = item["text"].split()
-        record = {"id": item["id"], "words": words}
-        record["tags"] = list(item["tags"])
-        yield record
 
-def batch(records, size=4):
-    current = []
-    for record in records:
-        current.append(record)
-        if len(current) == size:
-            yield current
-            current = []
-
-def run(n):
-    return list(batch(parse(read(n))))
-"""
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_pipeline_items_call_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The benchmark's pipeline: no item makes the marked code call the runtime (a fresh list of
-    atoms kept, a project generator's new item kept, a str method's result bound)."""
+    """The benchmark's pipeline (``benchmarks/bench_boundary.py``): no item makes the marked code call
+    the runtime (a fresh list of atoms kept, a project generator's new item kept, a str method's
+    result bound, an atom stored)."""
     from aliascheck import boundary, rewrite
 
     path = str(tmp_path / "pipeline.py")
@@ -667,13 +656,13 @@ def test_pipeline_items_call_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: 
                                                                                      _real(*a, **k))[1])
     monkeypatch.setattr(boundary, "_project", lambda file: file == path)
     monkeypatch.setattr(boundary, "_files", {})
-    namespace: dict[str, object] = {"__name__": "pipeline"}
-    exec(rewrite.compile_marked(PIPELINE, path), namespace)
+    namespace: dict[str, Any] = {"__name__": "pipeline"}
+    exec(rewrite.compile_marked(textwrap.dedent(_benchmark().PIPELINE), path), namespace)
     boundary.start(None)
     try:
         boundary.begin()
-        chunks = namespace["run"](40)  # type: ignore[operator]
-        assert len(chunks) == 10 and boundary.FED and boundary.SEEN
+        chunks = list(namespace["batch"](namespace["enrich"](namespace["parse"](namespace["read"](256)))))
+        assert len(chunks) == 4 and boundary.FED and boundary.SEEN
     finally:
         boundary.stop()
     assert calls == []
