@@ -43,7 +43,10 @@ _on = False  # set while a session records: every hook returns at once otherwise
 # copy shares): the marked code calls wrote() only for these. One set, cleared in place.
 WATCHED: set[int] = set()
 ATOMS = mutability.ATOMS
-ID, TYPE = id, type  # for the marked code: a module may call its own names id or type
+# For the marked code's own tests (aliascheck.rewrite): a module may call its own names id or type.
+ID, TYPE, LEN, MAP, REFCOUNT, DICT = id, type, len, map, sys.getrefcount, dict
+ONLY_ATOMS = ATOMS.issuperset  # of an iterable of types: stops at the first other one
+QUIET_WIDTH = 256  # a dict or list of atoms longer than this is not told quiet (see _atoms_only)
 # Array and tensor types met so far: an in-place write into one (``sample -= mean``) may go into
 # memory a record holds through another object (a view's base), so the marked code always reports it.
 BUFFERS: set[type] = set()
@@ -84,23 +87,32 @@ class _Keep:
         return type(self.ref) is _Strong
 
 
-class _Last:
+class _Last(tuple[Any, int, bool]):
     """The object a site kept last, and how many keeps in a row kept it (a history of one object).
 
-    Weakly held when it can be (an object's death is what other rules wait for: a shallow copy's
-    original dropped at once); a dict or list is held, by an object of this module, which the
-    keeper search passes over as aliascheck's bookkeeping.
+    ``(the object or a weak reference to it, repeat, held strongly)``. Weakly held when it can be
+    (an object's death is what other rules wait for: a shallow copy's original dropped at once); a
+    dict or list is held by this tuple, an object of this module, which the keeper search passes
+    over as aliascheck's bookkeeping. A tuple, so that the marked code makes one at C speed when a
+    project generator's item is kept (:func:`aliascheck.rewrite.Marker._keep_call`).
     """
 
-    __slots__ = ("ref", "repeat")
-
-    def __init__(self, value: Any, repeat: int) -> None:
-        self.ref: Any = _reference(value)
-        self.repeat = repeat
+    __slots__ = ()
 
     @property
     def value(self) -> Any:
-        return self.ref()
+        return self[0] if self[2] else self[0]()
+
+    @property
+    def repeat(self) -> int:
+        return self[1]
+
+
+def _last(value: Any, repeat: int) -> _Last:
+    return _Last((weakref.ref(value), repeat, False) if _weak(type(value)) else (value, repeat, True))
+
+
+NOLAST = _Last((None, 0, True))  # SEEN's default for the marked code: no object kept yet
 
 
 _WEAK: dict[type, bool] = {}  # whether a type's objects can be weakly referenced
@@ -118,11 +130,21 @@ class _Strong:
 
 def _reference(obj: Any) -> Any:
     """A weak reference to *obj*, or a strong one where its type allows no other (a dict, a list)."""
-    kind = type(obj)
+    return weakref.ref(obj) if _weak(type(obj)) else _Strong(obj)
+
+
+def _weak(kind: type) -> bool:
     weak = _WEAK.get(kind)
     if weak is None:
         weak = _WEAK[kind] = kind.__weakrefoffset__ != 0
-    return weakref.ref(obj) if weak else _Strong(obj)
+        if not weak and kind not in ATOMS:
+            HELD.add(kind)
+    return weak
+
+
+# Types whose objects cannot be weakly referenced (held strongly by a _Last): the marked code
+# compares a project generator's item with SEEN's only for these.
+HELD: set[type] = {dict, list, tuple, set}
 
 
 class _Test:
@@ -133,7 +155,7 @@ class _Test:
         self.last: dict[int, Record] = {}
         # site -> (the object kept there last, how many keeps in a row kept it): a history of one
         # object. The object itself, not its id: a freed dict's id is soon another dict's.
-        self.seen: dict[int, _Last] = {}
+        self.seen: dict[int, _Last] = SEEN
         self.counts: dict[int, int] = {}
         self.written: dict[int, int] = {}  # id -> epoch of the project's last write
         self.epoch = 0
@@ -144,6 +166,9 @@ class _Test:
         self.pending: list[tuple[Record, list[Change], str]] = []  # found at a next keep, reported at the end
 
 
+# site -> the object kept there last: the test's, cleared in place (the marked code reads and
+# writes it for a project generator's items).
+SEEN: dict[int, _Last] = {}
 _test = _Test()
 _ledger: Any = None
 
@@ -152,6 +177,7 @@ def start(ledger: Any) -> None:
     global _on, _ledger, _test
     _ledger, _test, _on = ledger, _Test(), True
     WATCHED.clear()
+    SEEN.clear()
     for module, names in (("torch", ("Tensor",)), ("torch.nn", ("Parameter",)), ("numpy", ("ndarray",))):
         loaded = sys.modules.get(module)
         for name in names:
@@ -164,6 +190,7 @@ def stop() -> None:
     global _on, _ledger, _test
     _on, _ledger, _test = False, None, _Test()
     WATCHED.clear()
+    SEEN.clear()
 
 
 def _watch(obj: Any) -> None:
@@ -221,10 +248,10 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
     kind = type(value)
     if kind in mutability.ATOMS:
         return
-    if source >= 0 and _fed.get(source, False):  # a loop over the project's own generator
+    if source in FED:  # a loop over the project's own generator
         last = _test.seen.get(site)
         if last is None or last.value is not value:  # not a history of one object: nothing to record
-            _test.seen[site] = _Last(value, 1)
+            _test.seen[site] = _last(value, 1)
             return
     # The keeper's slot, this frame's argument, getrefcount's, and the project's own name for it.
     others = sys.getrefcount(value) - 3 - named
@@ -247,7 +274,7 @@ _SEQUENCES = (list, collections.deque)
 def _atoms_only(value: Any) -> bool:
     """A dict or list of atoms only, told at C speed (short ones: a long one is fingerprinted anyway)."""
     items = value.values() if type(value) is dict else value
-    return len(value) <= 256 and set(map(type, items)) <= ATOMS
+    return len(value) <= QUIET_WIDTH and ONLY_ATOMS(map(type, items))
 
 
 def _buffer_type(kind: type) -> bool:
@@ -262,7 +289,7 @@ def _made(source: int) -> bool:
     """The kept value came from the project's own code: a loop over a project generator, or a
     parameter of a function the project itself called."""
     if source >= 0:
-        return _fed.get(source, False)
+        return source in FED
     if source == -2:
         frame = _project_frame()
         caller = frame.f_back if frame is not None else None
@@ -270,7 +297,7 @@ def _made(source: int) -> bool:
     return False
 
 
-_fed: dict[int, bool] = {}  # loop site -> its iterable is one of the project's own generators
+FED: set[int] = set()  # loop sites whose iterable (at the loop's last start) is one of the project's own generators
 
 
 def loop(iterable: Any, site: int) -> Any:
@@ -278,9 +305,12 @@ def loop(iterable: Any, site: int) -> Any:
     if _on:
         try:
             code = getattr(iterable, "gi_code", None)
-            _fed[site] = code is not None and _in_project(code.co_filename)
+            if code is not None and _in_project(code.co_filename):
+                FED.add(site)
+            else:
+                FED.discard(site)
         except Exception:
-            _fed[site] = False
+            FED.discard(site)
     return iterable
 
 
@@ -360,7 +390,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     t.counts[site] = t.counts.get(site, 0) + 1
     last = t.seen.get(site)
     repeat = last.repeat + 1 if last is not None and last.value is value else 1
-    t.seen[site] = _Last(value, repeat)
+    t.seen[site] = _last(value, repeat)
     prev = t.last.get(site)
     if prev is not None and site not in t.flagged and (
             prev.obj is value or how == "name" or _buffer_type(type(prev.obj))):
@@ -646,6 +676,7 @@ def begin() -> None:
     global _test
     _test = _Test()
     WATCHED.clear()
+    SEEN.clear()
 
 
 # -- copies --------------------------------------------------------------------------

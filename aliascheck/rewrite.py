@@ -24,6 +24,7 @@ With ``--aliascheck`` off nothing is rewritten: the hook is installed by the ses
 from __future__ import annotations
 
 import ast
+import copy
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -34,10 +35,10 @@ from collections.abc import Callable
 from typing import Any
 
 RUNTIME = "__aliascheck_boundary__"  # the module global the inserted calls go through
-WATCHED = "__aliascheck_watched__"  # boundary.WATCHED: ids of what a record holds (one set, cleared in place)
-ATOMS = "__aliascheck_atoms__"  # mutability.ATOMS
-BUFFERS = "__aliascheck_buffers__"  # boundary.BUFFERS: array and tensor types
-ID, TYPE = "__aliascheck_id__", "__aliascheck_type__"  # the builtins, whatever the module calls id or type
+# The names of aliascheck.boundary the marked code's own tests read, each bound in a marked module to
+# ``__aliascheck_<name>__`` (whatever the module calls id, type or len): see _template.
+SHARED = ("WATCHED", "ATOMS", "BUFFERS", "ID", "TYPE", "LEN", "MAP", "REFCOUNT", "ONLY_ATOMS",
+          "FED", "SEEN", "HELD", "NOLAST", "_Last", "_PLAIN", "DICT")
 # Methods that keep their argument in the receiver (the argument index that is kept).
 KEEPS = {"append": 0, "appendleft": 0, "insert": 1}
 # Methods that change their receiver in place (torch's ``name_`` convention is added by rule).
@@ -82,22 +83,53 @@ def _load(node: ast.expr) -> ast.expr:
     return ast.Subscript(_load(node.value), fresh, ast.Load())
 
 
+def _global(name: str) -> str:
+    return f"__aliascheck_{name.strip('_').lower()}__"
+
+
+def _template(text: str, **parts: ast.expr) -> ast.expr:
+    """The expression *text*, its one-letter names the expressions *parts* (each read afresh)
+    and its other capitalised names aliascheck.boundary's (:data:`SHARED`)."""
+    def fill(node: ast.AST) -> ast.AST:
+        if isinstance(node, ast.Name) and node.id in parts:
+            part = parts[node.id]
+            return _load(part) if _simple(part) else copy.deepcopy(part)
+        if isinstance(node, ast.Name) and node.id in SHARED:
+            return ast.Name(_global(node.id), ast.Load())
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                setattr(node, field, [fill(v) if isinstance(v, ast.AST) else v for v in value])
+            elif isinstance(value, ast.AST):
+                setattr(node, field, fill(value))
+        return node
+
+    return fill(ast.parse(text, mode="eval").body)  # type: ignore[return-value]
+
+
 def _watched(node: ast.expr) -> ast.expr:
-    """``id(node) in WATCHED``: the object is recorded, or part of something recorded."""
-    return ast.Compare(ast.Call(ast.Name(ID, ast.Load()), [_load(node)], []), [ast.In()],
-                       [ast.Name(WATCHED, ast.Load())])
+    """The object is recorded, or part of something recorded."""
+    return _template("ID(X) in WATCHED", X=node)
 
 
 def _not_atom(node: ast.expr) -> ast.expr:
-    """``type(node) not in ATOMS``."""
-    return ast.Compare(ast.Call(ast.Name(TYPE, ast.Load()), [node], []), [ast.NotIn()],
-                       [ast.Name(ATOMS, ast.Load())])
+    return _template("TYPE(X) not in ATOMS", X=node)
 
 
 def _buffer(node: ast.expr) -> ast.expr:
-    """``type(node) in BUFFERS``: an array or tensor (a view's write lands in its base's memory)."""
-    return ast.Compare(ast.Call(ast.Name(TYPE, ast.Load()), [_load(node)], []), [ast.In()],
-                       [ast.Name(BUFFERS, ast.Load())])
+    """An array or tensor (a view's write lands in its base's memory)."""
+    return _template("TYPE(X) in BUFFERS", X=node)
+
+
+def _quiet(value: ast.expr, named: bool, keeper: ast.expr) -> ast.expr:
+    """What :func:`aliascheck.boundary.kept` returns at once for, told here: a dict or list of atoms
+    (at most QUIET_WIDTH) that only the keeper, and the project's own name for it, refers to (the
+    keeper's slot and this reading's: 2), kept into anything but an array or tensor (whose write
+    may land in a handed view's base, which kept looks up)."""
+    from .boundary import QUIET_WIDTH
+
+    return _template(f"TYPE(V) in _PLAIN and REFCOUNT(V) <= {2 + named} "
+                     f"and LEN(V) <= {QUIET_WIDTH} and ONLY_ATOMS(MAP(TYPE, V.values() if TYPE(V) is DICT else V)) "
+                     "and TYPE(K) not in BUFFERS", V=value, K=keeper)
 
 
 def _either(*tests: ast.expr) -> ast.expr:
@@ -178,8 +210,9 @@ class Marker(ast.NodeTransformer):
                 and _simple(body.args[KEEPS[body.func.attr]]) and not body.keywords):
             receiver, value = body.func.value, body.args[KEEPS[body.func.attr]]
             site = ast.Constant(self._site(_text(receiver), body.func.attr, (_text(value), self._giver(value))))
+            source = ast.Constant(self._source(value))
             call = ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), "through", ast.Load()),
-                            [body, _load(receiver), _load(value), site, _root(receiver), self._source(value)], [])
+                            [body, _load(receiver), _load(value), site, _root(receiver), source], [])
             for part in ast.walk(call):
                 if not hasattr(part, "lineno"):
                     ast.copy_location(part, body)
@@ -191,11 +224,11 @@ class Marker(ast.NodeTransformer):
             return self.given[value.id][0]
         return _text(value)
 
-    def _source(self, value: ast.expr) -> ast.expr:
+    def _source(self, value: ast.expr) -> int:
         """Where a kept name came from: a loop's site, -2 for a parameter, -1 unknown."""
         if isinstance(value, ast.Name) and value.id in self.given:
-            return ast.Constant(self.given[value.id][1])
-        return ast.Constant(-1)
+            return self.given[value.id][1]
+        return -1
 
     # Every statement list (module, function and class bodies, loops, branches, with, try) is walked.
     def generic_visit(self, node: ast.AST) -> ast.AST:
@@ -228,22 +261,51 @@ class Marker(ast.NodeTransformer):
         self.count += 1
         return boundary.site(keeper, how, extra)
 
-    def _call(self, stmt: ast.stmt, fn: str, *args: ast.expr, only: ast.expr | None = None) -> ast.stmt:
+    def _call(self, stmt: ast.stmt, fn: str, *args: ast.expr, only: ast.expr | None = None,
+              fast: tuple[ast.expr, list[ast.stmt]] | None = None) -> ast.stmt:
         """``try: [if only:] runtime.fn(*args) except Exception: pass`` on the statement's line.
 
         *only*: a test in the marked code itself, so that the common case (an atom kept, a write
-        into something nothing records) costs a type or set lookup, not a call.
+        into something nothing records) costs a type or set lookup, not a call. *fast*: a test and
+        the statements that do, in the marked code, all the call would do (``if test: body elif
+        only: call``).
         """
         call: ast.stmt = ast.Expr(ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), fn, ast.Load()),
                                            list(args), []))
         if only is not None:
             call = ast.If(only, [call], [])
+        if fast is not None:
+            call = ast.If(fast[0], fast[1], [call])
         guarded = ast.Try(body=[call], handlers=[ast.ExceptHandler(ast.Name("Exception", ast.Load()), None,
                                                                    [ast.Pass()])], orelse=[], finalbody=[])
         for node in ast.walk(guarded):  # the statement's own line: tracebacks and coverage are unchanged
             ast.copy_location(node, stmt)
             node.end_lineno, node.end_col_offset = stmt.end_lineno, stmt.end_col_offset  # type: ignore[attr-defined]
         return guarded
+
+    def _kept(self, stmt: ast.stmt, keeper: ast.expr, value: ast.expr, site: int, named: bool,
+              attr: str | None, root: ast.expr, source: int) -> ast.stmt:
+        """``runtime.kept(keeper, value, ...)``, called only when it could record or judge something.
+
+        Not called for an atom kept into something nothing records, nor for a dict or list of atoms
+        the keeper alone holds (:func:`_quiet`). An item of the project's own generator (*source*,
+        a loop site in ``FED``) kept into something nothing records is compared with the site's
+        last one here: a different object becomes the last (kept's own bookkeeping, for the types
+        a ``_Last`` holds itself); the same one, a history of one object, calls kept.
+        """
+        only = _either(ast.BoolOp(ast.And(), [_not_atom(_load(value)),
+                                               ast.UnaryOp(ast.Not(), _quiet(value, named, keeper))]),
+                       _watched(keeper))
+        fast: tuple[ast.expr, list[ast.stmt]] | None = None
+        if source >= 0:
+            test = _template(f"{source} in FED and TYPE(V) in HELD and ID(K) not in WATCHED "
+                             f"and TYPE(K) not in BUFFERS and SEEN.get({site}, NOLAST)[0] is not V",
+                             V=value, K=keeper)
+            store = ast.Assign([ast.Subscript(ast.Name(_global("SEEN"), ast.Load()), ast.Constant(site),
+                                              ast.Store())], _template("_Last((V, 1, True))", V=value))
+            fast = (test, [store])
+        return self._call(stmt, "kept", _load(keeper), _load(value), ast.Constant(site), ast.Constant(named),
+                          ast.Constant(attr), root, ast.Constant(source), only=only, fast=fast)
 
     def _passes(self, stmt: ast.stmt) -> tuple[ast.stmt, ast.stmt] | None:
         """Around a statement whose calls take names: what each call's callee kept of them.
@@ -317,11 +379,10 @@ class Marker(ast.NodeTransformer):
         name, receiver = func.attr, func.value
         if name in KEEPS and len(call.args) > KEEPS[name]:
             value = call.args[KEEPS[name]]
-            site = ast.Constant(self._site(_text(receiver), name, (_text(value), self._giver(value))))
+            number = self._site(_text(receiver), name, (_text(value), self._giver(value)))
             if _simple(value):
-                return self._call(stmt, "kept", _load(receiver), _load(value), site, ast.Constant(True),
-                                  ast.Constant(None), _root(receiver), self._source(value),
-                                  only=_either(_not_atom(_load(value)), _watched(receiver)))
+                return self._kept(stmt, receiver, value, number, True, None, _root(receiver), self._source(value))
+            site = ast.Constant(number)
             if name == "append":  # the value is the receiver's last item now
                 last = ast.Subscript(_load(receiver), ast.UnaryOp(ast.USub(), ast.Constant(1)), ast.Load())
                 return self._call(stmt, "appended", _load(receiver), site, _root(receiver),
@@ -337,13 +398,12 @@ class Marker(ast.NodeTransformer):
             if isinstance(target, ast.Subscript) and not isinstance(target.slice, (ast.Constant, ast.Name)):
                 return self._call(stmt, "wrote", _load(target.value), _root(target.value),  # a slice, a computed key
                                   only=_either(_watched(target.value), _buffer(target.value)))
-            site = ast.Constant(self._site(_text(target), "item" if isinstance(target, ast.Subscript) else "attr",
-                                           (_text(value), self._giver(value))))
-            kept = _load(value) if _simple(value) else _load(target)
-            return self._call(stmt, "kept", _load(target.value), kept, site, ast.Constant(_simple(value)),
-                              ast.Constant(target.attr if isinstance(target, ast.Attribute) else None),
-                              _root(target.value), self._source(value),
-                              only=_either(_not_atom(_load(kept)), _watched(target.value)))
+            site = self._site(_text(target), "item" if isinstance(target, ast.Subscript) else "attr",
+                              (_text(value), self._giver(value)))
+            kept = value if _simple(value) else target
+            return self._kept(stmt, target.value, kept, site, _simple(value),
+                              target.attr if isinstance(target, ast.Attribute) else None, _root(target.value),
+                              self._source(value))
         if isinstance(target, ast.Name) and isinstance(value, ast.Call):
             self.given[target.id] = (_text(value), -1)
             return self._bound(stmt, [(target, value)])
@@ -352,6 +412,16 @@ class Marker(ast.NodeTransformer):
                      if isinstance(t, ast.Name) and isinstance(v, ast.Call)]
             return self._bound(stmt, pairs) if pairs else None
         return None
+
+    def _bound_only(self, stmt: ast.stmt, target: ast.Name, call: ast.Call) -> ast.expr:
+        """``name = call(...)`` calls out unless the result is an atom, or the callee a method of one
+        (``words = line.split()``: a method of a str, a number or bytes hands out nothing live).
+
+        The receiver is read again after the statement, unless the statement rebinds its name."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and _simple(func.value) and _root(func.value).id not in _stored(stmt):  # type: ignore[attr-defined]
+            return _template("TYPE(V) not in ATOMS and TYPE(O) not in ATOMS", V=target, O=func.value)
+        return _not_atom(_load(target))
 
     def _bound(self, stmt: ast.stmt, pairs: list[tuple[ast.Name, ast.Call]]) -> ast.stmt | None:
         calls: list[ast.stmt] = []
@@ -363,7 +433,7 @@ class Marker(ast.NodeTransformer):
             else:
                 site = ast.Constant(self._site(target.id, "name", _text(call)))
                 calls.append(self._call(stmt, "bound", _load(target), site, ast.Constant(_text(call.func)),
-                                        only=_not_atom(_load(target))))
+                                        only=self._bound_only(stmt, target, call)))
         if len(calls) == 1:
             return calls[0]
         block = ast.If(ast.Constant(True), calls, [])
@@ -371,6 +441,12 @@ class Marker(ast.NodeTransformer):
             ast.copy_location(node, stmt)
             node.end_lineno, node.end_col_offset = stmt.end_lineno, stmt.end_col_offset  # type: ignore[attr-defined]
         return block
+
+
+def _stored(stmt: ast.stmt) -> set[str]:
+    """The names a statement binds."""
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+    return {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def _fresh(node: ast.expr) -> ast.expr:
@@ -421,9 +497,7 @@ def mark(tree: ast.Module) -> ast.Module:
     while at < len(body) and isinstance(body[at], ast.ImportFrom) and body[at].module == "__future__":  # type: ignore[attr-defined]
         at += 1
     imports = [ast.Import([ast.alias("aliascheck.boundary", RUNTIME)]),
-               ast.ImportFrom("aliascheck.boundary", [ast.alias("WATCHED", WATCHED), ast.alias("ATOMS", ATOMS),
-                                                      ast.alias("ID", ID), ast.alias("TYPE", TYPE),
-                                                      ast.alias("BUFFERS", BUFFERS)], 0)]
+               ast.ImportFrom("aliascheck.boundary", [ast.alias(name, _global(name)) for name in SHARED], 0)]
     where = body[at] if at < len(body) else body[-1]
     for imp in reversed(imports):
         for node in ast.walk(imp):

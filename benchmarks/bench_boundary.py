@@ -1,6 +1,6 @@
 """What marking the project's keep sites costs: a training loop and a data pipeline, plain and checked.
 
-    python benchmarks/bench_boundary.py [--rounds N]
+    python benchmarks/bench_boundary.py [--rounds N] [--against CHECKOUT]
 
 Two workloads, each a pytest test file written into a temporary project and run by
 ``pytest`` in a fresh process, plain and with ``--aliascheck`` (interleaved, ``--rounds``
@@ -15,7 +15,9 @@ times each; medians):
 Each test times its own body (``time.perf_counter`` around the work, written to a file), so
 the figures leave out pytest's and torch's start-up; the whole process wall time is given too.
 "unmarked" is ``--aliascheck --aliascheck-boundary off``: the rest of aliascheck, without the
-marking. Goal: at most 1.3x on both bodies.
+marking. ``--against`` adds a "before" column: the checked run with another checkout of
+aliascheck first on ``PYTHONPATH`` (a change measured against main, interleaved in one run).
+Goal: at most 1.3x on both bodies.
 """
 
 from __future__ import annotations
@@ -113,10 +115,12 @@ def record_body():
 '''
 
 
-def run(project: Path, name: str, checked: bool, boundary: bool = True) -> tuple[float, float]:
-    """(body seconds, process wall seconds) of one pytest run."""
+def run(project: Path, name: str, checked: bool, boundary: bool = True, against: str = "") -> tuple[float, float]:
+    """(body seconds, process wall seconds) of one pytest run (*against*: a checkout to import aliascheck from)."""
     out = project / "body.txt"
     env = dict(os.environ, BENCH_BODY=str(out), PYTHONDONTWRITEBYTECODE="1")
+    if against:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (against, env.get("PYTHONPATH", "")) if p)
     args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", f"test_{name}.py"]
     if checked:
         args.append("--aliascheck")
@@ -133,6 +137,7 @@ def run(project: Path, name: str, checked: bool, boundary: bool = True) -> tuple
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--against", default="", help="another checkout: its checked run as a 'before' column")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
@@ -140,22 +145,25 @@ def main() -> int:
         (project / "test_training.py").write_text(textwrap.dedent(TRAINING))
         (project / "test_pipeline.py").write_text(textwrap.dedent(PIPELINE))
         print(f"{'workload':<10} {'plain body':>11} {'checked body':>13} {'ratio':>6} {'unmarked':>9}   "
-              f"{'plain wall':>11} {'checked wall':>13} {'ratio':>6}")
+              f"{'plain wall':>11} {'checked wall':>13} {'ratio':>6}" + (f" {'before':>7}" if args.against else ""))
         worst = 0.0
         for name in ("training", "pipeline"):
-            modes = {"plain": (False, True), "checked": (True, True), "unmarked": (True, False)}
+            modes = {"plain": (False, True, ""), "checked": (True, True, ""), "unmarked": (True, False, "")}
+            if args.against:
+                modes["before"] = (True, True, args.against)
             times: dict[str, list[tuple[float, float]]] = {mode: [] for mode in modes}
             run(project, name, False)  # warm the file system and the imports once
             for _ in range(args.rounds):
-                for mode, (checked, boundary) in modes.items():
-                    times[mode].append(run(project, name, checked, boundary))
+                for mode, (checked, boundary, against) in modes.items():
+                    times[mode].append(run(project, name, checked, boundary, against))
             body = {k: statistics.median(b for b, _ in v) for k, v in times.items()}
             wall = {k: statistics.median(w for _, w in v) for k, v in times.items()}
             ratio = body["checked"] / body["plain"]
             worst = max(worst, ratio)
             print(f"{name:<10} {body['plain'] * 1e3:>9.1f}ms {body['checked'] * 1e3:>11.1f}ms {ratio:>5.2f}x "
                   f"{body['unmarked'] / body['plain']:>8.2f}x   {wall['plain']:>10.2f}s {wall['checked']:>12.2f}s "
-                  f"{wall['checked'] / wall['plain']:>5.2f}x")
+                  f"{wall['checked'] / wall['plain']:>5.2f}x"
+                  + (f" {body['before'] / body['plain']:>6.2f}x" if args.against else ""))
         print(f"goal: bodies at most {GOAL}x: {'met' if worst <= GOAL else 'missed'} (worst {worst:.2f}x)")
     return 0
 

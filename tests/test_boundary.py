@@ -8,7 +8,10 @@ numpy, logging) or ``mylib``, a module installed outside the project (under a
 
 from __future__ import annotations
 
+import importlib.util
 import textwrap
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,6 +52,21 @@ class Store:
 
     def snapshot(self, value):
         self.kept.append(dict(value))  # keeps a copy
+
+
+class Counter:
+    def __init__(self):
+        self.counts = [0, 0]  # one live list of ints, handed out by current()
+
+    def step(self):
+        self.counts[0] += 1
+
+    def current(self):
+        return self.counts
+
+
+def fill(row, i):
+    row["i"] = i  # writes into the caller's dict
 '''
 
 
@@ -548,6 +566,106 @@ def test_precision(pytester: pytest.Pytester, lib: None) -> None:
     result = run(pytester, PRECISION)
     assert flagged(result) == set(), result.stdout.str()[-3000:]
     assert len(outcomes(result)) == 11
+
+
+# -- what the marked code answers itself, without calling the runtime -------------------
+
+
+FAST_PATHS = """
+    import random
+    import mylib
+
+    def rows_one(n):
+        row = {"i": 0}
+        for i in range(n):
+            mylib.fill(row, i)
+            yield row
+
+    def rows_fresh(n):
+        for i in range(n):
+            row = {"i": 0}
+            mylib.fill(row, i)
+            yield row
+
+    def test_counts_kept_live():
+        counter, snaps = mylib.Counter(), {}
+        for i in range(3):
+            counter.step()
+            snaps[i] = counter.current()
+        assert len(snaps) == 3
+
+    def test_counts_kept_as_a_list():
+        counter, snaps = mylib.Counter(), {}
+        for i in range(3):
+            counter.step()
+            snaps[i] = list(counter.current())
+        assert snaps[2][0] == 3
+
+    def test_project_generator_yields_one_row_a_library_fills():
+        kept = []
+        for row in rows_one(3):
+            kept.append(row)
+        assert len(kept) == 3
+
+    def test_project_generator_yields_fresh_rows():
+        kept = []
+        for row in rows_fresh(3):
+            kept.append(row)
+        assert [r["i"] for r in kept] == [0, 1, 2]
+
+    def test_words_of_a_line_shuffled():
+        line = " ".join(str(i) for i in range(300))
+        for _ in range(3):
+            words = line.split()
+            random.shuffle(words)
+        assert len(words) == 300
+"""
+
+
+def test_fast_paths(pytester: pytest.Pytester, lib: None) -> None:
+    """A dict or list of atoms the keeper alone holds, a project generator's new item, and a str
+    method's result are answered in the marked code; a live list, a re-yielded row, still found."""
+    result = run(pytester, FAST_PATHS)
+    assert flagged(result) == {"test_counts_kept_live", "test_project_generator_yields_one_row_a_library_fills"}
+    assert len(outcomes(result)) == 5
+    result.stdout.fnmatch_lines(["*kept holds one live dict 3 times*"])
+
+
+def _benchmark() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_boundary", ROOT / "benchmarks" / "bench_boundary.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_pipeline_items_call_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The benchmark's pipeline (``benchmarks/bench_boundary.py``): no item makes the marked code call
+    the runtime (a fresh list of atoms kept, a project generator's new item kept, a str method's
+    result bound, an atom stored)."""
+    from aliascheck import boundary, rewrite
+
+    path = str(tmp_path / "pipeline.py")
+    calls: list[str] = []
+    for hook in ("kept", "appended", "bound", "wrote", "before", "after"):
+        real = getattr(boundary, hook)
+        monkeypatch.setattr(boundary, hook, lambda *a, _real=real, _hook=hook, **k: (calls.append(_hook),
+                                                                                     _real(*a, **k))[1])
+    monkeypatch.setattr(boundary, "_project", lambda file: file == path)
+    monkeypatch.setattr(boundary, "_files", {})
+    namespace: dict[str, Any] = {"__name__": "pipeline"}
+    exec(rewrite.compile_marked(textwrap.dedent(_benchmark().PIPELINE), path), namespace)
+    boundary.start(None)
+    try:
+        boundary.begin()
+        chunks = list(namespace["batch"](namespace["enrich"](namespace["parse"](namespace["read"](256)))))
+        assert len(chunks) == 4 and boundary.FED and boundary.SEEN
+    finally:
+        boundary.stop()
+    assert calls == []
 
 
 # -- what the rewriting must not change -------------------------------------------------
