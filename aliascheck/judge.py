@@ -40,6 +40,7 @@ import operator
 import pickle
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -458,3 +459,70 @@ def buffer_changed(rec: Record, buf: Any, check: str) -> bool:
     except Exception as exc:
         internal(led, rec.owner_name, exc)
         return False
+
+
+# -- Kept (library -> project) --------------------------------------------------------------
+def kept(rec: Record, check: str, at: Any, collect: Callable[[], None] | None = None) -> list[Change]:
+    """*Kept*: a value the project keeps is a finding when it changed after the keep, while the keeper
+    still holds it, and the project did not write it; a name or an attribute bound once to a live
+    object (not a view) is a handle, not judged. Returns the changes to report (the record flagged).
+
+    *at*: the boundary's facts for the test (:mod:`aliascheck.boundary`'s ``_Test``: the sites
+    flagged, keeps per site, a value's changes, whether its keeper holds it, whether the project
+    wrote it). *collect*: called once before the first keeper is confirmed (teardown: garbage first).
+    """
+    keep = rec.adopter
+    if rec.flagged or keep.site in at.flagged:
+        return []
+    if keep.how in ("name", "attr") and not at.view(rec.obj) and at.counts.get(keep.site, 0) < 2:
+        return []  # a handle bound once
+    changes = at.changes(rec)
+    if not changes:
+        return []
+    if collect is not None:
+        collect()
+    if not (keep.how == "name" and check == "next keep") and not at.held(rec):  # a name held it till now
+        return []
+    if at.by_project(rec, keep.epoch):
+        rec.fp = fingerprint(rec.obj)  # the project's own change: the new value is the kept one
+        return []
+    rec.flagged = True
+    at.flagged.add(keep.site)
+    return changes
+
+
+# -- Handed (project -> library) ------------------------------------------------------------
+def handed(rec: Record, held: bool, own: bool) -> bool:
+    """*Handed*: a value a library call kept is a finding when the project then writes into it through
+    its own reference (*own*; not the library's handle: ``opt.param_groups[0]["lr"] = 0.01`` is the
+    documented use) while the library still holds it (*held*). True: report it (the record flagged)."""
+    if rec.flagged or not held or not own:
+        return False
+    rec.flagged = True
+    return True
+
+
+def passed_again(rec: Record, changes: list[Change], at: Any) -> bool:
+    """*Handed*: a kept dict or list passed to a call again after the library changed it (``SGD(groups)``
+    twice with a scheduler in between) is a finding; a change the project wrote itself is its intent.
+    True: report *changes* (the record flagged)."""
+    if not changes or at.by_project(rec, rec.adopter[2]):
+        return False
+    rec.flagged = True
+    return True
+
+
+# -- Copied ---------------------------------------------------------------------------------
+def copied(rec: Record, flagged: set[int]) -> bool:
+    """*Copied*: the project writing into a mutable part a shallow copy (``x.copy()``, ``copy.copy(x)``,
+    ``np.copy(x)``) shares with its source is a finding while both the copy and the source are still
+    held. True: report it (the record flagged, and noted in *flagged*)."""
+    if rec.flagged or id(rec) in flagged:
+        return False
+    copy, source = rec.obj, rec.adopter
+    # Held by someone besides the record, this frame's name and getrefcount's argument: both in use.
+    if sys.getrefcount(copy) <= 3 or sys.getrefcount(source) <= 3:
+        return False
+    rec.flagged = True
+    flagged.add(id(rec))
+    return True
