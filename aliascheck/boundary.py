@@ -12,9 +12,10 @@ A kept value is a record (:class:`aliascheck.records.Record`, kind ``kept``) onl
 besides the keeper (and the project's own name for it) still refers to it at the keep, or its
 memory is another object's (a view): a value the project alone holds cannot be changed behind
 its back, and is not fingerprinted at all. A record is judged at the next keep at the same line
-and when the test ends (rule ``kept`` in README's order). A copy's shared parts are judged at the
-project's write into one of them (rule ``copied``). The reports go through the one producer,
-:meth:`aliascheck.ledger.Ledger.report`.
+and when the test ends (rule *Kept*: :func:`aliascheck.judge.kept`). A copy's shared parts are
+judged at the project's write into one of them (rule *Copied*: :func:`aliascheck.judge.copied`). The
+rules decide on facts this module's per-test state answers (who holds, who wrote, what changed);
+the reports go through the one producer, :meth:`aliascheck.ledger.Ledger.report`.
 """
 
 from __future__ import annotations

@@ -18,6 +18,10 @@ checkpoint, and a watched object was named on purpose.
 
 Worker threads only append to the ledger; the pytest plugin drains it in the
 test's own thread, so findings land on the test that caused them.
+
+This module records, looks up and asks: whether a record is judged and what in a change is a
+finding is decided by :mod:`aliascheck.judge` (rules *Shared*, *Held*, *Followed*, *Loads*,
+*Kept in pieces*).
 """
 
 from __future__ import annotations
