@@ -3,9 +3,9 @@
 In docs/judged.md's order and with its names ("What is judged"); the mechanism modules record,
 look up and report, and ask here:
 
-- *Shared*: :func:`shared` (what a change counts in), :func:`own_changes` and :func:`by_owner`
-  (whose change), :func:`alias_warnings`; :func:`snapshot_changed` applies the rules below to one
-  changed snapshot;
+- *Shared*: :func:`shared` (what a change counts in), :func:`own_changes`, :func:`by_owner` and
+  :func:`origin` (whose change, the line blamed), :func:`alias_warnings`; :func:`snapshot_changed`
+  applies the rules below to one changed snapshot;
 - *Held*: :func:`judged` (the cheap first look), :func:`held`, :func:`held_changed`,
   :func:`rehandover`;
 - *Followed*: :func:`followed` (live parts coming back), :func:`earlier_inside`;
@@ -64,6 +64,7 @@ snapshot_changed = snapshots.snapshot_changed
 shared = snapshots.shared
 own_changes = snapshots.own_changes
 by_owner = snapshots.by_owner
+origin = snapshots.origin
 alias_warnings = snapshots.alias_warnings
 judged = snapshots.judged
 held = snapshots.held

@@ -20,7 +20,7 @@ import aliascheck.sites as sites
 
 from .diff import Change, diff
 from .fingerprint import Fingerprint, fingerprint
-from .kinds import LOAD_METHODS
+from .kinds import LOAD_METHODS, STATE_METHODS
 from .records import Record
 
 SHARED_DEPTH = 8  # how deep a judged owner is walked for what its snapshot shares (a Loader's pipeline)
@@ -48,7 +48,7 @@ def snapshot_changed(led: Any, rec: Record, fp: Fingerprint, check: str, within:
     for owner, label, owner_type, group in by_owner(rec, changes):
         found += len(led.report(
             "mutation", group, owner=owner, label=label, site=rec.where.site, stack=rec.where.stack,
-            thread=rec.thread, check=check, origin=adopted or led.origin(rec, owner_type),
+            thread=rec.thread, check=check, origin=adopted or origin(rec, owner_type),
             aliases=shares,
         ))
     if not found:
@@ -93,6 +93,16 @@ def by_owner(rec: Record, changes: list[Change]) -> list[tuple[str, str, type | 
     return list(groups.values())
 
 
+def origin(rec: Record, owner_type: type | None) -> str:
+    """*Shared*, whose change: the line a finding blames, the owner's state method; for a loaded state
+    (*Loads*) the load's own line, library or not (a node keeping what it was given)."""
+    if owner_type is None or rec.kind == "watch":
+        return ""
+    if rec.kind in LOAD_METHODS:
+        return sites.origin(owner_type, LOAD_METHODS, users_only=False)
+    return sites.origin(owner_type, STATE_METHODS)
+
+
 def _nested_owners(rec: Record) -> list[tuple[str, str, str, type]]:
     if not rec.nested:
         return []
@@ -116,7 +126,7 @@ def alias_warnings(led: Any, rec: Record, changed: set[str]) -> set[str]:
         warned.add(owner)
         led.report("alias", group, owner=owner, label=label, site=rec.where.site,
                    stack=rec.where.stack, thread=rec.thread, check="alias-probe",
-                   origin=led.origin(rec, owner_type), aliases=rec.aliases)
+                   origin=origin(rec, owner_type), aliases=rec.aliases)
     return warned
 
 

@@ -44,7 +44,7 @@ from .config import match
 from .findings import Finding
 from .fingerprint import Fingerprint, fingerprint
 from .judge import SHARED_DEPTH, SHARED_LIMIT
-from .kinds import LOAD_METHODS, STATE_METHODS, kind_of
+from .kinds import LOAD_METHODS, kind_of
 from .records import Record, Settings, Stats, weak
 from .shadow import qualname_of
 
@@ -464,14 +464,6 @@ class Ledger:
                 if not rec.flagged and fp.digest != rec.fp.digest:
                     judge.held_changed(self, rec, fp, check)
 
-    def origin(self, rec: Record, owner_type: type | None) -> str:
-        """The line a finding about *rec* blames: the owner's state method (its load, for a loaded state)."""
-        if owner_type is None or rec.kind == "watch":
-            return ""
-        if rec.kind in LOAD_METHODS:  # a node keeping what it was given: its load is the line, library or not
-            return sites.origin(owner_type, LOAD_METHODS, users_only=False)
-        return sites.origin(owner_type, STATE_METHODS)
-
     def ignored(self, owner: str, path: str) -> bool:
         """Whether an ignore pattern (the session's or the test's marker's) matches ``path`` or ``owner:path``."""
         patterns = self.settings.ignore + self.extra_ignore
@@ -492,7 +484,7 @@ class Ledger:
         if fresh:
             self.report("unverifiable", fresh, owner=rec.owner_name, label=rec.label,
                         site=rec.where.site, stack=rec.where.stack, thread=rec.thread,
-                        check="handover", origin=self.origin(rec, rec.owner_type))
+                        check="handover", origin=judge.origin(rec, rec.owner_type))
 
     # -- the one producer ----------------------------------------------------
     def report(
