@@ -12,9 +12,10 @@ A kept value is a record (:class:`aliascheck.records.Record`, kind ``kept``) onl
 besides the keeper (and the project's own name for it) still refers to it at the keep, or its
 memory is another object's (a view): a value the project alone holds cannot be changed behind
 its back, and is not fingerprinted at all. A record is judged at the next keep at the same line
-and when the test ends (rule ``kept`` in README's order). A copy's shared parts are judged at the
-project's write into one of them (rule ``copied``). The reports go through the one producer,
-:meth:`aliascheck.ledger.Ledger.report`.
+and when the test ends (rule *Kept*: :func:`aliascheck.judge.kept`). A copy's shared parts are
+judged at the project's write into one of them (rule *Copied*: :func:`aliascheck.judge.copied`). The
+rules decide on facts this module's per-test state answers (who holds, who wrote, what changed);
+the reports go through the one producer, :meth:`aliascheck.ledger.Ledger.report`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import aliascheck.guard as guard
+import aliascheck.judge as judge
 
 from . import mutability
 from .diff import Change, diff
@@ -164,6 +166,19 @@ class _Test:
         self.handed: dict[int, Record] = {}  # id -> a value a library call kept (kind handed)
         self.holds: dict[int, int] = {}  # id of a keeper -> how many records refer to it
         self.pending: list[tuple[Record, list[Change], str]] = []  # found at a next keep, reported at the end
+
+    # The facts the rules Kept and Handed (aliascheck.judge) decide on.
+    def view(self, value: Any) -> bool:
+        return _view(value)
+
+    def changes(self, rec: Record) -> list[Change]:
+        return _changes(rec)
+
+    def held(self, rec: Record) -> bool:
+        return _held(rec)
+
+    def by_project(self, rec: Record, epoch: int) -> bool:
+        return _by_project(rec, epoch)
 
 
 # site -> the object kept there last: the test's, cleared in place (the marked code reads and
@@ -548,25 +563,11 @@ def _by_project(rec: Record, epoch: int) -> bool:
 
 
 def _judge_one(rec: Record, check: str, collect: Any = None) -> None:
-    """*collect*: called once before the first keeper is confirmed (teardown: garbage goes first)."""
-    keep: _Keep = rec.adopter
-    if rec.flagged or keep.site in _test.flagged:
-        return
-    if keep.how in ("name", "attr") and not _view(rec.obj) and _test.counts.get(keep.site, 0) < 2:
-        return  # a handle bound once
-    changes = _changes(rec)
-    if not changes:
-        return
-    if collect is not None:
-        collect()
-    if not (keep.how == "name" and check == "next keep") and not _held(rec):  # a name held it till now
-        return
-    if _by_project(rec, keep.epoch):
-        rec.fp = fingerprint(rec.obj)  # the project's own change: the new value is the kept one
-        return
-    rec.flagged = True
-    _test.flagged.add(keep.site)
-    _test.pending.append((rec, changes, check))
+    """Rule *Kept* (:func:`aliascheck.judge.kept`) on one record: what it finds is reported at the
+    test's end. *collect*: called once before the first keeper is confirmed (teardown: garbage first)."""
+    changes = judge.kept(rec, check, _test, collect)
+    if changes:
+        _test.pending.append((rec, changes, check))
 
 
 def _report(rec: Record, changes: list[Change], check: str) -> list[Any]:
@@ -735,20 +736,11 @@ def _descendants(part: Any) -> list[Any]:
 
 
 def _copy_written(rec: Record, target: Any) -> None:
-    """The project wrote into a part a copy shares with its source: is the other side still held?"""
-    t = _test
-    if rec.flagged or id(rec) in t.flagged:
-        return
-    copy, source = rec.obj, rec.adopter
-    # Held by someone besides this record (and this frame's names): both sides are still in use.
-    if sys.getrefcount(copy) <= 3 or sys.getrefcount(source) <= 3:
-        return
-    rec.flagged = True
-    t.flagged.add(id(rec))
-    if _ledger is None:
+    """The project wrote into a part a copy shares with its source (rule *Copied*: :func:`aliascheck.judge.copied`)."""
+    if not judge.copied(rec, _test.flagged) or _ledger is None:
         return
     copy_name = rec.label
-    path = _path_of(copy, target) or rec.adopted[0][0]
+    path = _path_of(rec.obj, target) or rec.adopted[0][0]
     change = Change(path, "shared with the source", "written through the copy")
     source = rec.shares[0][0] if rec.shares else "..."
     fix = f"make a deep copy: {copy_name} = copy.deepcopy({source})"
@@ -1005,13 +997,12 @@ def _still_held(rec: Record, obj: Any) -> bool:
 
 
 def _handed_written(rec: Record, target: Any, root: Any) -> None:
-    """The project wrote into a value a library call kept, through its own reference."""
-    if rec.flagged or not _still_held(rec, target):
+    """The project wrote into a value a library call kept (rule *Handed*: :func:`aliascheck.judge.handed`)."""
+    # Not through the library's own handle (opt.param_groups[0]["lr"] = ...): its documented use.
+    own = root is None or root is target or _project_owned(root)
+    if not judge.handed(rec, _still_held(rec, target), own):
         return
-    if root is not None and root is not target and not _project_owned(root):
-        return  # through the library's own handle (opt.param_groups[0]["lr"] = ...): its documented use
     changes = _changes_of(rec)
-    rec.flagged = True
     if _ledger is None:
         return
     where = capture(3)
@@ -1022,12 +1013,10 @@ def _handed_written(rec: Record, target: Any, root: Any) -> None:
 
 
 def _passed_again(rec: Record, func: Any) -> None:
-    """A value an earlier library call kept is passed to a call again, changed since by that library."""
+    """A value an earlier library call kept is passed to a call again, changed since by that library
+    (rule *Handed*: :func:`aliascheck.judge.passed_again`)."""
     changes = _changes_of(rec)
-    if not changes or _by_project(rec, rec.adopter[2]):
-        return
-    rec.flagged = True
-    if _ledger is None:
+    if not judge.passed_again(rec, changes, _test) or _ledger is None:
         return
     where = capture(3)
     changes = _named(rec, changes)

@@ -1,23 +1,37 @@
-"""What the adapters' handovers count as findings: messages, cache values, shallow copies.
+"""The rules: every decision about whether a handover's change is a finding, one named function each.
 
-The ``messages`` and ``caches`` adapters wrap channels and caches and keep their
-records (:class:`aliascheck.records.Record`); every decision about a record is
-made here, by a named function: what value a record keeps (:func:`message_value`),
-whether a message changed between its send and a later look
-(:func:`message_changed`), an out-of-band buffer between ``dumps`` and ``loads``
-(:func:`buffer_changed`), a cached value between two hand-outs
-(:func:`cache_value_changed`), a ``cached_property`` value (:func:`property_changed`),
-an attribute a copy shares with its original (:func:`copy_changed`), and what is not
-judged at all (:func:`is_store`, :func:`maintained`). Findings go through
-``Ledger.report``; nothing here raises into user code. The ledger's own rules (its
-snapshots, keepers, adoption) stay in :mod:`aliascheck.ledger`.
+In docs/judged.md's order and with its names ("What is judged"); the mechanism modules record,
+look up and report, and ask here:
+
+- *Shared*: :func:`shared` (what a change counts in), :func:`own_changes`, :func:`by_owner` and
+  :func:`origin` (whose change, the line blamed), :func:`alias_warnings`; :func:`snapshot_changed`
+  applies the rules below to one changed snapshot;
+- *Held*: :func:`judged` (the cheap first look), :func:`held`, :func:`held_changed`,
+  :func:`rehandover`;
+- *Followed*: :func:`followed` (live parts coming back), :func:`earlier_inside`;
+- *Loads*: :func:`loads`, :func:`load_wrote`, :func:`adopted_changed`;
+- *Kept in pieces*: :func:`kept_in_pieces`;
+- *Caches*: :func:`cache_value_changed`, :func:`property_changed`, and what is never judged
+  (:func:`constant`, :func:`is_store`, :func:`maintained`);
+- *Shallow copies*: :func:`copy_changed`;
+- *Messages*: :func:`message_changed`, :func:`buffer_changed` (out-of-band buffers),
+  :func:`unpicklable`;
+- *Kept* (library -> project): :func:`kept`;
+- *Handed* (project -> library): :func:`handed`, :func:`passed_again`;
+- *Copied*: :func:`copied`.
+
+The first five are the ledger's, on state-protocol snapshots; they live in
+:mod:`aliascheck.judge_snapshots` (this module would pass 600 lines) and are re-exported here.
+Every record is an :class:`aliascheck.records.Record`; findings go through ``Ledger.report``;
+nothing here raises into user code. The boundary's rules decide on facts its bookkeeping answers
+(*at*: the test's :class:`aliascheck.boundary` state): this module imports neither the ledger nor
+the boundary.
 
 Cost: a message of atoms is kept as a shallow copy and compared by identity at
 C speed (atoms cannot change, so the copy is the whole value); a cached value whose
 C pickle equals its fingerprint's detail is compared by that pickle alone. The
 fingerprint and the diff run only when something looks different.
 """
-
 from __future__ import annotations
 
 import _pickle
@@ -26,12 +40,14 @@ import operator
 import pickle
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import xxhash
 
 import aliascheck.guard as guard
+import aliascheck.judge_snapshots as snapshots
 import aliascheck.mutability as mutability
 
 from .diff import Change, diff
@@ -43,8 +59,198 @@ FLAT = Fingerprint(b"", b"")  # a record's fingerprint when its ``flat`` copy is
 _ATOMS = mutability.ATOMS
 _is = operator.is_
 
+# -- Shared, Held, Followed, Loads, Kept in pieces: the ledger's rules, in aliascheck/judge_snapshots.py --
+snapshot_changed = snapshots.snapshot_changed
+shared = snapshots.shared
+own_changes = snapshots.own_changes
+by_owner = snapshots.by_owner
+origin = snapshots.origin
+alias_warnings = snapshots.alias_warnings
+judged = snapshots.judged
+held = snapshots.held
+held_changed = snapshots.held_changed
+rehandover = snapshots.rehandover
+followed = snapshots.followed
+earlier_inside = snapshots.earlier_inside
+loads = snapshots.loads
+load_wrote = snapshots.load_wrote
+adopted_changed = snapshots.adopted_changed
+kept_in_pieces = snapshots.kept_in_pieces
+SHARED_DEPTH, SHARED_LIMIT = snapshots.SHARED_DEPTH, snapshots.SHARED_LIMIT
 
-# -- messages ---------------------------------------------------------------------------
+
+# -- Caches --------------------------------------------------------------------------
+def constant(value: Any) -> bool:
+    """Immutable all the way down, or code: never judged (aliascheck.mutability's table)."""
+    return type(value) in mutability.CODE or mutability.immutable(value)
+
+
+def _parts(value: Any) -> Any:
+    if isinstance(value, dict):
+        return value.values()
+    if isinstance(value, (*mutability.CONTAINERS, tuple)):
+        return value
+    if mutability.is_buffer(value):
+        return (value,)  # an array or tensor holds data: never a store
+    return [v for _, v in mutability.attributes(value)]
+
+
+def is_store(value: Any) -> bool:
+    """A store rather than a result: empty, or holding only empty containers (``{"handlers": []}``)."""
+    parts = _parts(value)
+    if not len(parts):
+        return True
+    return len(parts) <= 64 and all(isinstance(v, mutability.CONTAINERS) and not v for v in parts)
+
+
+def changed(before: Fingerprint, after: Fingerprint) -> bool:
+    return before.digest != after.digest and before != after
+
+
+def plain(value: Any) -> bytes | None:
+    """*value*'s C pickle (protocol 5, as a fingerprint's detail is made), or None if it cannot be made.
+    Pickling calls the state methods of what is inside: aliascheck's own work, not handovers."""
+    guard.enter()
+    try:
+        return _pickle.dumps(value, 5)
+    except Exception:
+        return None
+    finally:
+        guard.leave()
+
+
+def cache_value(value: Any) -> tuple[Fingerprint, bytes | None]:
+    """A cached value's fingerprint, and its plain pickle when that is the same bytes (nothing in it
+    that a fingerprint reads its own way): later looks then compare that pickle alone."""
+    fp = fingerprint(value)
+    data = plain(value) if fp.verifiable and fp.exact else None
+    return fp, (data if data is not None and data == fp.detail else None)
+
+
+def cache_value_changed(rec: Record, check: str) -> bool:
+    """Whether a cached value (or a ``cached_property`` value) differs from its record; reports the
+    change (``cache-hit`` at a hand-out, ``cache`` at teardown or the instance's death)."""
+    if rec.plain is not None and plain(rec.obj) == rec.plain:
+        return False
+    fp = fingerprint(rec.obj)
+    if not changed(rec.fp, fp):
+        return False
+    rec.flagged = True
+    site, stack = rec.where.text()
+    rec.ledger.report("mutation", diff(rec.fp, fp, collapse=True, reads=True), owner=rec.owner_name,
+                      label=rec.label, site=site, stack=stack, check=check, origin=rec.origin)
+    return True
+
+
+def property_changed(rec: Record) -> bool:
+    """A ``cached_property`` value, while its instance's attribute still holds it (``rec.keeper``: the
+    instance's ``__dict__``); a rebound or invalidated attribute is a new value, not an edit."""
+    if rec.keeper.get(rec.key[1]) is not rec.obj:
+        return False
+    return cache_value_changed(rec, "cache")
+
+
+def cache_unverifiable(rec: Record, said: set[str]) -> bool:
+    """False (and one ``unverifiable`` note per owner and test, in *said*) when part of a value cannot
+    be read."""
+    if rec.fp.verifiable:
+        return True
+    if rec.owner_name not in said:
+        said.add(rec.owner_name)
+        rec.ledger.report("unverifiable", [Change(p, what, "not checked") for p, what in rec.fp.unverifiable()],
+                          owner=rec.owner_name, check="cache", site=rec.where.site)
+    return False
+
+
+# -- Caches: what a class maintains ----------------------------------------------------------
+_maintained_cache: dict[tuple[type, str], bool] = {}
+_MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse", "update",
+                       "setdefault", "popitem", "add", "discard", "difference_update", "intersection_update",
+                       "symmetric_difference_update", "appendleft", "extendleft", "popleft", "rotate",
+                       "__setitem__", "__delitem__", "__iadd__"})
+
+
+def maintained(cls: type, name: str, getter: Any) -> bool:
+    """Whether *cls*'s own methods edit or rebind ``self.<name>``: state the instance maintains, not judged."""
+    key = (cls, name)
+    known = _maintained_cache.get(key)
+    if known is None:
+        codes = [c for klass in cls.__mro__[:-1] for v in vars(klass).values() for c in _codes(v, getter)]
+        known = _maintained_cache[key] = any(edits(code, name) for code in codes)
+    return known
+
+
+def _codes(value: Any, getter: Any) -> list[Any]:
+    found = []
+    for fn in (value, getattr(value, "__func__", None), getattr(value, "fget", None), getattr(value, "fset", None),
+               getattr(value, "func", None)):
+        code = getattr(fn, "__code__", None)
+        if code is not None and fn is not getter:
+            stack = [code]
+            while stack:
+                one = stack.pop()
+                found.append(one)
+                stack.extend(c for c in one.co_consts if isinstance(c, types.CodeType))
+    return found
+
+
+def edits(code: Any, name: str) -> bool:
+    """Whether *code* stores, deletes, subscript-assigns or calls a mutator on ``.<name>``."""
+    if name not in code.co_names:
+        return False
+    loaded_line = None
+    line = None
+    previous = None
+    for ins in dis.get_instructions(code):
+        # 3.13 made starts_line a bool and added line_number: a statement, so mypy checks each branch
+        if sys.version_info >= (3, 13):
+            number = ins.line_number
+        else:
+            number = ins.starts_line
+        if number is not None:
+            line = number
+        if ins.opname in ("STORE_ATTR", "DELETE_ATTR") and ins.argval == name:
+            return True
+        if previous is not None and previous.opname in ("LOAD_ATTR", "LOAD_METHOD") and previous.argval == name:
+            loaded_line = line
+            if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in _MUTATORS:
+                return True
+        if ins.opname in ("STORE_SUBSCR", "DELETE_SUBSCR") and loaded_line == line:
+            return True
+        previous = ins
+    return False
+
+
+# -- Shallow copies -----------------------------------------------------------------------
+def copy_changes(rec: Record) -> list[tuple[str, list[Change]]]:
+    """The attributes a copy (``rec.keeper``: both instances' ``__dict__``) still shares with its original
+    and that changed since the copy was made."""
+    ours, theirs = rec.keeper
+    out = []
+    for name, value, before in rec.parts:
+        if ours.get(name) is value and theirs.get(name) is value:  # still shared by both
+            after = fingerprint(value)
+            if changed(before, after):
+                out.append((name, [Change(f".{name}{c.path}", c.before, c.after, c.kind, c.text)
+                                   for c in diff(before, after, collapse=True, reads=True)]))
+    return out
+
+
+def copy_changed(rec: Record, check: str) -> bool:
+    """Judge a copy once (``copy`` at the first death, ``copy-teardown``); the instances are let go."""
+    cls_name = rec.owner_name.partition(" ")[0].rpartition(".")[2]
+    found, rec.keeper, rec.parts = copy_changes(rec), ({}, {}), ()  # the dead one's attributes are let go
+    rec.flagged = True
+    site, stack = rec.where.text() if found else ("", ())
+    for name, changes in found:
+        rec.ledger.report("mutation", changes, owner=rec.owner_name, label=rec.label, site=site, stack=stack,
+                          check=check, shares=f"{cls_name}.{name}")
+    return bool(found)
+
+
+
+
+# -- Messages ---------------------------------------------------------------------------
 def message_value(obj: Any) -> tuple[Any, Fingerprint]:
     """(a shallow copy, FLAT) for a dict or list of atoms (dict keys too), else (None, its fingerprint)."""
     kind = type(obj)
@@ -256,170 +462,68 @@ def buffer_changed(rec: Record, buf: Any, check: str) -> bool:
         return False
 
 
-# -- cache values ---------------------------------------------------------------------
-def constant(value: Any) -> bool:
-    """Immutable all the way down, or code: never judged (aliascheck.mutability's table)."""
-    return type(value) in mutability.CODE or mutability.immutable(value)
+# -- Kept (library -> project) --------------------------------------------------------------
+def kept(rec: Record, check: str, at: Any, collect: Callable[[], None] | None = None) -> list[Change]:
+    """*Kept*: a value the project keeps is a finding when it changed after the keep, while the keeper
+    still holds it, and the project did not write it; a name or an attribute bound once to a live
+    object (not a view) is a handle, not judged. Returns the changes to report (the record flagged).
+
+    *at*: the boundary's facts for the test (:mod:`aliascheck.boundary`'s ``_Test``: the sites
+    flagged, keeps per site, a value's changes, whether its keeper holds it, whether the project
+    wrote it). *collect*: called once before the first keeper is confirmed (teardown: garbage first).
+    """
+    keep = rec.adopter
+    if rec.flagged or keep.site in at.flagged:
+        return []
+    if keep.how in ("name", "attr") and not at.view(rec.obj) and at.counts.get(keep.site, 0) < 2:
+        return []  # a handle bound once
+    changes = at.changes(rec)
+    if not changes:
+        return []
+    if collect is not None:
+        collect()
+    if not (keep.how == "name" and check == "next keep") and not at.held(rec):  # a name held it till now
+        return []
+    if at.by_project(rec, keep.epoch):
+        rec.fp = fingerprint(rec.obj)  # the project's own change: the new value is the kept one
+        return []
+    rec.flagged = True
+    at.flagged.add(keep.site)
+    return changes
 
 
-def _parts(value: Any) -> Any:
-    if isinstance(value, dict):
-        return value.values()
-    if isinstance(value, (*mutability.CONTAINERS, tuple)):
-        return value
-    if mutability.is_buffer(value):
-        return (value,)  # an array or tensor holds data: never a store
-    return [v for _, v in mutability.attributes(value)]
-
-
-def is_store(value: Any) -> bool:
-    """A store rather than a result: empty, or holding only empty containers (``{"handlers": []}``)."""
-    parts = _parts(value)
-    if not len(parts):
-        return True
-    return len(parts) <= 64 and all(isinstance(v, mutability.CONTAINERS) and not v for v in parts)
-
-
-def changed(before: Fingerprint, after: Fingerprint) -> bool:
-    return before.digest != after.digest and before != after
-
-
-def plain(value: Any) -> bytes | None:
-    """*value*'s C pickle (protocol 5, as a fingerprint's detail is made), or None if it cannot be made.
-    Pickling calls the state methods of what is inside: aliascheck's own work, not handovers."""
-    guard.enter()
-    try:
-        return _pickle.dumps(value, 5)
-    except Exception:
-        return None
-    finally:
-        guard.leave()
-
-
-def cache_value(value: Any) -> tuple[Fingerprint, bytes | None]:
-    """A cached value's fingerprint, and its plain pickle when that is the same bytes (nothing in it
-    that a fingerprint reads its own way): later looks then compare that pickle alone."""
-    fp = fingerprint(value)
-    data = plain(value) if fp.verifiable and fp.exact else None
-    return fp, (data if data is not None and data == fp.detail else None)
-
-
-def cache_value_changed(rec: Record, check: str) -> bool:
-    """Whether a cached value (or a ``cached_property`` value) differs from its record; reports the
-    change (``cache-hit`` at a hand-out, ``cache`` at teardown or the instance's death)."""
-    if rec.plain is not None and plain(rec.obj) == rec.plain:
-        return False
-    fp = fingerprint(rec.obj)
-    if not changed(rec.fp, fp):
+# -- Handed (project -> library) ------------------------------------------------------------
+def handed(rec: Record, held: bool, own: bool) -> bool:
+    """*Handed*: a value a library call kept is a finding when the project then writes into it through
+    its own reference (*own*; not the library's handle: ``opt.param_groups[0]["lr"] = 0.01`` is the
+    documented use) while the library still holds it (*held*). True: report it (the record flagged)."""
+    if rec.flagged or not held or not own:
         return False
     rec.flagged = True
-    site, stack = rec.where.text()
-    rec.ledger.report("mutation", diff(rec.fp, fp, collapse=True, reads=True), owner=rec.owner_name,
-                      label=rec.label, site=site, stack=stack, check=check, origin=rec.origin)
     return True
 
 
-def property_changed(rec: Record) -> bool:
-    """A ``cached_property`` value, while its instance's attribute still holds it (``rec.keeper``: the
-    instance's ``__dict__``); a rebound or invalidated attribute is a new value, not an edit."""
-    if rec.keeper.get(rec.key[1]) is not rec.obj:
+def passed_again(rec: Record, changes: list[Change], at: Any) -> bool:
+    """*Handed*: a kept dict or list passed to a call again after the library changed it (``SGD(groups)``
+    twice with a scheduler in between) is a finding; a change the project wrote itself is its intent.
+    True: report *changes* (the record flagged)."""
+    if not changes or at.by_project(rec, rec.adopter[2]):
         return False
-    return cache_value_changed(rec, "cache")
-
-
-def cache_unverifiable(rec: Record, said: set[str]) -> bool:
-    """False (and one ``unverifiable`` note per owner and test, in *said*) when part of a value cannot
-    be read."""
-    if rec.fp.verifiable:
-        return True
-    if rec.owner_name not in said:
-        said.add(rec.owner_name)
-        rec.ledger.report("unverifiable", [Change(p, what, "not checked") for p, what in rec.fp.unverifiable()],
-                          owner=rec.owner_name, check="cache", site=rec.where.site)
-    return False
-
-
-# -- shallow copies -----------------------------------------------------------------------
-def copy_changes(rec: Record) -> list[tuple[str, list[Change]]]:
-    """The attributes a copy (``rec.keeper``: both instances' ``__dict__``) still shares with its original
-    and that changed since the copy was made."""
-    ours, theirs = rec.keeper
-    out = []
-    for name, value, before in rec.parts:
-        if ours.get(name) is value and theirs.get(name) is value:  # still shared by both
-            after = fingerprint(value)
-            if changed(before, after):
-                out.append((name, [Change(f".{name}{c.path}", c.before, c.after, c.kind, c.text)
-                                   for c in diff(before, after, collapse=True, reads=True)]))
-    return out
-
-
-def copy_changed(rec: Record, check: str) -> bool:
-    """Judge a copy once (``copy`` at the first death, ``copy-teardown``); the instances are let go."""
-    cls_name = rec.owner_name.partition(" ")[0].rpartition(".")[2]
-    found, rec.keeper, rec.parts = copy_changes(rec), ({}, {}), ()  # the dead one's attributes are let go
     rec.flagged = True
-    site, stack = rec.where.text() if found else ("", ())
-    for name, changes in found:
-        rec.ledger.report("mutation", changes, owner=rec.owner_name, label=rec.label, site=site, stack=stack,
-                          check=check, shares=f"{cls_name}.{name}")
-    return bool(found)
+    return True
 
 
-# -- what a class maintains ------------------------------------------------------------
-_maintained_cache: dict[tuple[type, str], bool] = {}
-_MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse", "update",
-                       "setdefault", "popitem", "add", "discard", "difference_update", "intersection_update",
-                       "symmetric_difference_update", "appendleft", "extendleft", "popleft", "rotate",
-                       "__setitem__", "__delitem__", "__iadd__"})
-
-
-def maintained(cls: type, name: str, getter: Any) -> bool:
-    """Whether *cls*'s own methods edit or rebind ``self.<name>``: state the instance maintains, not judged."""
-    key = (cls, name)
-    known = _maintained_cache.get(key)
-    if known is None:
-        codes = [c for klass in cls.__mro__[:-1] for v in vars(klass).values() for c in _codes(v, getter)]
-        known = _maintained_cache[key] = any(edits(code, name) for code in codes)
-    return known
-
-
-def _codes(value: Any, getter: Any) -> list[Any]:
-    found = []
-    for fn in (value, getattr(value, "__func__", None), getattr(value, "fget", None), getattr(value, "fset", None),
-               getattr(value, "func", None)):
-        code = getattr(fn, "__code__", None)
-        if code is not None and fn is not getter:
-            stack = [code]
-            while stack:
-                one = stack.pop()
-                found.append(one)
-                stack.extend(c for c in one.co_consts if isinstance(c, types.CodeType))
-    return found
-
-
-def edits(code: Any, name: str) -> bool:
-    """Whether *code* stores, deletes, subscript-assigns or calls a mutator on ``.<name>``."""
-    if name not in code.co_names:
+# -- Copied ---------------------------------------------------------------------------------
+def copied(rec: Record, flagged: set[int]) -> bool:
+    """*Copied*: the project writing into a mutable part a shallow copy (``x.copy()``, ``copy.copy(x)``,
+    ``np.copy(x)``) shares with its source is a finding while both the copy and the source are still
+    held. True: report it (the record flagged, and noted in *flagged*)."""
+    if rec.flagged or id(rec) in flagged:
         return False
-    loaded_line = None
-    line = None
-    previous = None
-    for ins in dis.get_instructions(code):
-        # 3.13 made starts_line a bool and added line_number: a statement, so mypy checks each branch
-        if sys.version_info >= (3, 13):
-            number = ins.line_number
-        else:
-            number = ins.starts_line
-        if number is not None:
-            line = number
-        if ins.opname in ("STORE_ATTR", "DELETE_ATTR") and ins.argval == name:
-            return True
-        if previous is not None and previous.opname in ("LOAD_ATTR", "LOAD_METHOD") and previous.argval == name:
-            loaded_line = line
-            if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in _MUTATORS:
-                return True
-        if ins.opname in ("STORE_SUBSCR", "DELETE_SUBSCR") and loaded_line == line:
-            return True
-        previous = ins
-    return False
+    copy, source = rec.obj, rec.adopter
+    # Held by someone besides the record, this frame's name and getrefcount's argument: both in use.
+    if sys.getrefcount(copy) <= 3 or sys.getrefcount(source) <= 3:
+        return False
+    rec.flagged = True
+    flagged.add(id(rec))
+    return True

@@ -1,9 +1,9 @@
-"""Who holds a snapshot: the owner, the ledger, a caller's local, or a real keeper.
+"""Who refers to an object: the owner, the ledger, a caller's local, or a real keeper.
 
-A snapshot is judged only while something other than its owner keeps it (or keeps a
-changed part of it). The reference count gives a cheap first look; ``gc.get_referrers``
-and this thread's callers' locals confirm, only before something would be reported.
-*records* is the ledger's table: its own references are never keepers.
+The facts the rules *Held* and *Kept in pieces* (:func:`aliascheck.judge.held`,
+:func:`aliascheck.judge.kept_in_pieces`) decide on. The reference count gives a cheap first
+look; ``gc.get_referrers`` and this thread's callers' locals confirm, only before something
+would be reported.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ import aliascheck.mutability as mutability
 import aliascheck.probe as probe
 import aliascheck.sites as sites
 
-from .fingerprint import Fingerprint
-from .kinds import LOAD_METHODS
 from .records import Record
 
 
@@ -33,80 +31,6 @@ def held_elsewhere(rec: Record, local_refs: int) -> bool:
     return probe.refcount(rec.obj) - 1 - local_refs - owner_refs > 0
 
 
-def kept(records: dict[int, Record], rec: Record, local_refs: int = 0) -> bool:
-    """Whether a container or object other than the owner keeps *rec*'s snapshot.
-
-    The reference count also counts locals of code running in other threads right
-    now (a fixed node's worker copying the snapshot it was just given): transient,
-    not a keeper. ``gc.get_referrers`` sees containers, attribute dicts and queues,
-    never a running function's locals; the locals of this thread's callers (a test
-    body holding ``state`` while it calls ``check_node``) are looked at directly.
-    Both scan, so they only confirm what would otherwise become a finding.
-    """
-    if not held_elsewhere(rec, local_refs):
-        return False
-    ignore = {id(r) for r in records.values()}  # the ledger's own references
-    owner = rec.owner()
-    if owner is not None:
-        ignore.add(id(owner))  # an owner whose __dict__ is the snapshot (``self.__dict__ = state``)
-        with contextlib.suppress(TypeError):
-            attrs = vars(owner)
-            ignore.add(id(attrs))
-            ignore.update(id(v) for v in attrs.values() if isinstance(v, (dict, list, tuple)))
-    inside: set[int] = set()
-    for other in records.values():
-        if other is not rec:
-            inside.update(map(id, probe.reachable(other.obj)))  # C speed: no Python loop per part
-    # In a forked child, a loaded state is the child's copy of what it was started with: the
-    # parent's objects around it (its checkpoint, its loader, in a module's globals) are frozen
-    # copies nobody in the child reads again. Only what the child runs now holds it.
-    loaded_in_child = sites.inherited() and rec.kind in LOAD_METHODS
-    return held_by(rec.obj, ignore, inside, 6, modules=not loaded_in_child)
-
-
-def part_kept(records: dict[int, Record], rec: Record, fp: Fingerprint) -> list[str]:
-    """The paths of the changed parts of *rec*'s snapshot kept outside it, though the snapshot is not.
-
-    A consumer that keeps the pieces rather than the whole: torchdata's
-    ``_IncrementalState`` flattens the dataset's ``state_dict()`` and keeps its leaves,
-    so a live list in it is compared with itself at the next snapshot and its growth
-    never reaches the checkpoint. Only containers under the snapshot's dicts are looked
-    at, each first by its reference count (O(1)); the diff and ``gc.get_referrers`` run
-    only for a part something else refers to.
-    """
-    owner = rec.owner()
-    try:
-        attrs = vars(owner) if owner is not None else {}
-    except TypeError:
-        attrs = {}
-    candidates, inside = _referenced_parts(rec.obj, list(attrs.values()))
-    if not candidates:
-        return []
-    from .diff import diff
-
-    changed = [c.path for c in diff(rec.fp, fp) if c.path]
-    wanted = [(path, part) for path, part in candidates if any(c.startswith(path) for c in changed)]
-    if not wanted:
-        return []
-    # The owner keeps its own parts (as an object when its attributes live inline, not in a __dict__);
-    # this look's own (path, part) pairs are no keepers either.
-    ignore = {id(r) for r in records.values()} | inside | {id(attrs), id(owner), id(candidates)}
-    ignore.update(map(id, candidates))
-    ignore.update(map(id, wanted))
-    kept_parts = [(path, part) for path, part in wanted if held_by(part, ignore, set(), 4)]
-    if not kept_parts:
-        return []
-    # A part inside an earlier snapshot of the same owner (its last state_dict(), still recorded) is
-    # held only if that snapshot is held, as in kept(): looked at only to confirm.
-    others: set[int] = set()
-    for other in records.values():
-        if other is not rec and other.owner_type is rec.owner_type and other.owner() is owner:
-            others.update(map(id, probe.reachable(other.obj)))
-    if not others:
-        return [path for path, _ in kept_parts]
-    return [path for path, part in kept_parts if held_by(part, ignore, others - {id(part)}, 4)]
-
-
 # Referrers that pass a value through and keep nothing: a running frame (its locals are
 # looked at by sites.held_by_callers) and an unpickler handing a state to __setstate__.
 _PASSING = (types.FrameType, pickle.Unpickler, pickle._Unpickler)  # type: ignore[attr-defined]
@@ -114,7 +38,7 @@ _PASSING = (types.FrameType, pickle.Unpickler, pickle._Unpickler)  # type: ignor
 WIDTH = 1024  # a dict with more keys is a table, not a state's structure: not looked into
 
 
-def _referenced_parts(root: Any, owned: list[Any], depth: int = 4) -> tuple[list[tuple[str, Any]], set[int]]:
+def referenced_parts(root: Any, owned: list[Any], depth: int = 4) -> tuple[list[tuple[str, Any]], set[int]]:
     """(path, container) under *root*'s dicts with more references than the dict and the owner's
     attributes (*owned*) hold, deepest first; and the ids of the containers looked at."""
     found: list[tuple[str, Any]] = []

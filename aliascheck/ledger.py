@@ -18,6 +18,10 @@ checkpoint, and a watched object was named on purpose.
 
 Worker threads only append to the ledger; the pytest plugin drains it in the
 test's own thread, so findings land on the test that caused them.
+
+This module records, looks up and asks: whether a record is judged and what in a change is a
+finding is decided by :mod:`aliascheck.judge` (rules *Shared*, *Held*, *Followed*, *Loads*,
+*Kept in pieces*).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import aliascheck.judge as judge
 import aliascheck.keepers as keepers
 import aliascheck.probe as probe
 import aliascheck.sites as sites
@@ -38,7 +43,8 @@ import aliascheck.sites as sites
 from .config import match
 from .findings import Finding
 from .fingerprint import Fingerprint, fingerprint
-from .kinds import LOAD_METHODS, STATE_METHODS, kind_of
+from .judge import SHARED_DEPTH, SHARED_LIMIT
+from .kinds import LOAD_METHODS, kind_of
 from .records import Record, Settings, Stats, weak
 from .shadow import qualname_of
 
@@ -47,8 +53,6 @@ if TYPE_CHECKING:
 
 MAX_PATHS = 20  # changed paths reported per snapshot; the rest are counted
 MAX_TEXT = 200  # characters of a value shown in a finding
-SHARED_DEPTH = 8  # how deep a judged owner is walked for what its snapshot shares (a Loader's pipeline)
-SHARED_LIMIT = 1 << 16
 PRUNE_AT = 1024  # records kept before the first sweep for snapshots nobody holds any more
 ADOPT_BYTES = 64 * 1024  # a loaded state's fingerprint detail up to which what its node adopted is noted
 
@@ -139,9 +143,7 @@ class Ledger:
             # A risk is worth a warning only where no change was proven for that owner type.
             changed = {f.owner for f in self.findings if f.kind == "mutation"}
             for rec in self.records.values():
-                # a dropped one is no risk
-                if rec.aliases and not rec.flagged and (rec.always or keepers.kept(self.records, rec)):
-                    changed |= self._alias_findings(rec, changed)
+                changed |= judge.alias_warnings(self, rec, changed)
                 rec.aliases = []
             out = list(self.findings)
             self.findings.clear()
@@ -195,7 +197,7 @@ class Ledger:
         if not self.recording or os.getpid() != self.pid or obj is None or self._stale(owner):
             return
         if self.adopters and (adopted := self.adopters.get(id(owner))) is not None:
-            self._look_again(adopted, "adopted")  # the node's next state call: what it adopted
+            judge.adopted_changed(self, adopted, "adopted")  # the node's next state call: what it adopted
         # Inner state methods that returned obj itself (get_state() under state_dict()) are
         # the same handover; the list must not hold obj, or it would count as a keeper.
         # A plain loop: a comprehension naming obj would make it a cell, and a cell left
@@ -227,9 +229,9 @@ class Ledger:
             self.stats.owners[owner_name] += 1
             prev = self.records.get(id(obj))
             if prev is not None and prev.obj is obj:
-                self._rehandover(prev, fp, local_refs)
+                judge.rehandover(self, prev, fp, local_refs)
                 return
-            self._earlier_inside(obj)
+            judge.earlier_inside(self, obj)
             label = owner if isinstance(owner, str) else self.label(owner)
             rec = Record(owner_name, label, kind, where, threading.current_thread().name, self.test,
                          obj, fp, owner, always=always)
@@ -277,38 +279,6 @@ class Ledger:
                     found += [(prefix + p, o) for p, o in probe.aliases(part, inner_owner, type(inner_owner).__name__)]
         self._probed[key] = rec.shares = rec.aliases = found
 
-    def _earlier_inside(self, obj: Any) -> None:
-        """A new snapshot holding an earlier one that changed since: a state cached across
-        ``next()`` (torchdata's ``LoaderIterator.has_next``, ``Unbatcher``) handed out late.
-
-        One level deep, by an id-set intersection at C speed; a long list is not looked into.
-        """
-        if not self.records:
-            return
-        if isinstance(obj, dict):
-            values: Any = obj.values()
-        elif isinstance(obj, (list, tuple)) and len(obj) <= 1024:
-            values = obj
-        else:
-            return
-        known = self.records.keys()
-        for key in set(filter(known.__contains__, map(id, values))):  # no set of every value's id
-            prev = self.records[key]
-            if not prev.flagged:
-                self._rehandover(prev, fingerprint(prev.obj), 0)
-
-    def _rehandover(self, prev: Record, fp: Fingerprint, local_refs: int) -> None:
-        if prev.flagged or prev.fp.digest == fp.digest:
-            return
-        if keepers.kept(self.records, prev, local_refs):
-            self.stats.checked += 1
-            self._judge(prev, fp, "handover")
-        elif within := keepers.part_kept(self.records, prev, fp):  # judged only where the consumer kept it
-            self.stats.checked += 1
-            self._judge(prev, fp, "handover", within)
-        else:  # nobody kept the earlier snapshot: the new one is the baseline now
-            prev.fp = fp
-
     def loaded(self, state: Any, node: Any, kind: str) -> Fingerprint | None:
         """Check what comes back through reset/load_state_dict, then record it as the caller's.
 
@@ -317,7 +287,7 @@ class Ledger:
         if not self.recording or os.getpid() != self.pid or state is None:
             return None
         if self.adopters and (adopted := self.adopters.pop(id(node), None)) is not None and adopted.obj is not state:
-            self._look_again(adopted, "adopted")  # loading anew: what it adopted at its last load
+            judge.adopted_changed(self, adopted, "adopted")  # loading anew: what it adopted at its last load
         buffers: list[Any] = []  # the tensors/arrays in it, met by the fingerprint's own pass
         now = fingerprint(state, seen=buffers, seen_types=probe.buffer_types())  # after_load's baseline too
         back: list[tuple[Record, int]] = []
@@ -341,7 +311,7 @@ class Ledger:
         for rec, part in back:
             again.setdefault(rec, set()).add(part)
         for rec, ids in again.items():
-            self._reverify(rec, ids)
+            judge.followed(self, rec, ids)
         with self.lock:
             known = self.records.get(id(state))
             if known is not None and known.obj is state:
@@ -359,9 +329,7 @@ class Ledger:
 
     def after_load(self, state: Any, node: Any, before: Fingerprint) -> None:
         """The load itself must not write into the caller's state (``assign=True`` setting
-        ``sd._metadata``): compared right after the loading method returns."""
-        from .diff import diff
-
+        ``sd._metadata``): compared right after the loading method returns (rule *Loads*)."""
         rec = self.records.get(id(state))
         if rec is None or rec.obj is not state or rec.flagged:
             return
@@ -371,21 +339,8 @@ class Ledger:
             self.stats.checked += 1
             if fp.digest == before.digest or rec.flagged:
                 return
-            # A part handed over by another owner (a live snapshot inside the checkpoint) may
-            # be changing in that owner's worker right now: its own record judges it.
-            changes = self._own_changes(rec, diff(before, fp, collapse=True, reads=True))
-            live = set(filter(self.parts.keys().__contains__, map(id, probe.reachable(state))))
-            # The loading node itself inside its state (a tree's ``children[0].parent``, unpickled):
-            # setting its own attributes is the load, not a write into the caller's state.
-            live.add(id(node))
-            paths = probe.paths_to(state, "", live, 8, objects=True).values()
-            changes = [c for c in changes if not any(c.path.startswith(p) for p in paths)]
-            # Written into a throwaway (``load_state_dict(copy.deepcopy(ckpt))``, the unpickler's
-            # fresh dict a ``__setstate__`` takes over): nobody else holds what changed, so it is
-            # judged later as loads are, from the state as the load left it.
-            # *local_refs*: this wrapper's and this method's references to the state.
-            if not changes or not keepers.kept(self.records, rec, local_refs=2):
-                rec.fp = fp
+            changes = judge.load_wrote(self, rec, node, before, fp)
+            if not changes:
                 return
             site, stack = sites.where()  # the load call
             found = self.report(
@@ -395,7 +350,6 @@ class Ledger:
                 # key from the caller's dict): one bug there, not one per caller.
                 origin=sites.origin(type(node), LOAD_METHODS, users_only=False),
             )
-            rec.fp = fp  # reported once: later checks compare with the state as the load left it
             rec.flagged = rec.flagged or bool(found)
 
     def _note_adopted(self, rec: Record, node: Any) -> None:
@@ -434,7 +388,7 @@ class Ledger:
             return
         if probe.aliases(rec.obj, node, type(node).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT):
             return  # still holds it: judged as any load, at the next look
-        self._look_again(rec, "adopted")
+        judge.adopted_changed(self, rec, "adopted")
         with self.lock:
             rec.adopted, rec.adopted_parts = [], set()
             if self.adopters.get(id(node)) is rec:
@@ -445,17 +399,7 @@ class Ledger:
         if self.adopters.get(key) is rec:
             del self.adopters[key]
         if self.recording and os.getpid() == self.pid and self.records.get(id(rec.obj)) is rec:
-            self._look_again(rec, "adopted")
-
-    def _look_again(self, rec: Record, check: str, local_refs: int = 0) -> None:
-        """Judge a loaded state again now, while the caller (or anyone but the ledger) holds it."""
-        if rec.flagged or not keepers.held_elsewhere(rec, local_refs):
-            return
-        fp = fingerprint(rec.obj)
-        with self.lock:
-            self.stats.checked += 1
-            if not rec.flagged and fp.digest != rec.fp.digest and keepers.kept(self.records, rec, local_refs):
-                self._judge(rec, fp, check)
+            judge.adopted_changed(self, rec, "adopted")
 
     def _index_parts(self, rec: Record, inner: list[tuple[Any, Any]], buffers: list[Any]) -> None:
         """Remember the live parts of a snapshot, to follow them wherever they go.
@@ -477,21 +421,6 @@ class Ledger:
                 key = probe.memory_key(part)
                 if key is not None:
                     self.parts[key] = (rec, id(part))
-
-    def _reverify(self, rec: Record, parts: set[int]) -> None:
-        """Live parts coming back inside another container: judge what changed in them.
-
-        Only those parts: the rest of the snapshot they left was dropped (a clone taken
-        next to a live part changes nothing anyone holds).
-        """
-        if rec.flagged:
-            return
-        fp = fingerprint(rec.obj)  # the record keeps its container, so the parts are the same ones
-        with self.lock:
-            self.stats.checked += 1
-            if not rec.flagged and fp.digest != rec.fp.digest:
-                within = list(probe.paths_to(rec.obj, "", parts, 8, objects=False).values())
-                self._judge(rec, fp, "reentry", within)
 
     def watch(self, obj: Any, owner: Any, kind: str = "watch") -> None:
         self.handover(obj, owner, kind, local_refs=1, always=True)
@@ -517,7 +446,7 @@ class Ledger:
         fp = fingerprint(obj) if fp is None else fp
         with self.lock:
             self.stats.checked += 1
-            return not rec.flagged and fp.digest != rec.fp.digest and self._judge(rec, fp, check)
+            return not rec.flagged and fp.digest != rec.fp.digest and judge.snapshot_changed(self, rec, fp, check)
 
     def verify_all(self, check: str) -> None:
         with keepers.collecting():
@@ -527,118 +456,19 @@ class Ledger:
         with self.lock:
             records = list(self.records.values())
         for rec in records:
-            if rec.flagged or not (rec.always or rec.adopter is not None or keepers.held_elsewhere(rec, 0)):
+            if rec.flagged or not judge.judged(rec):
                 continue
             fp = fingerprint(rec.obj)
             with self.lock:  # a worker's re-handover may have judged it meanwhile
                 self.stats.checked += 1
-                if rec.flagged or fp.digest == rec.fp.digest:
-                    continue
-                if rec.always or rec.adopter is not None or keepers.kept(self.records, rec):
-                    self._judge(rec, fp, check)
-                elif within := keepers.part_kept(self.records, rec, fp):
-                    self._judge(rec, fp, check, within)
-
-    def _judge(self, rec: Record, fp: Fingerprint, check: str, within: list[str] | None = None) -> bool:
-        """Report what changed in *rec*'s snapshot (only under the paths *within*, if given)."""
-        from .diff import diff
-
-        changes = self._own_changes(rec, diff(rec.fp, fp, collapse=True, reads=True))
-        if within is not None:
-            changes = [c for c in changes if any(c.path.startswith(path) for path in within)]
-        shares = rec.shares
-        adopter = rec.adopter() if rec.adopter is not None else None
-        if adopter is not None:  # only what the adopting node kept is shared by both
-            kept = probe.aliases(rec.obj, adopter, type(adopter).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT)
-            changes = [c for c in changes if any(c.path.startswith(path) for path, _ in kept)]
-            shares = [*rec.shares, *kept]
-        elif rec.kind in LOAD_METHODS and not rec.always:
-            # A load aliases only what the loading node kept: torch's default load_state_dict
-            # copies into the parameters, a reset() that deep-copies keeps nothing. A change
-            # elsewhere in the caller's state is not this node's doing.
-            node = rec.owner()
-            shares = [] if node is None else probe.aliases(rec.obj, node, type(node).__name__)
-            shares = [*shares, *(pair for pair in rec.adopted if pair not in shares)]  # kept at the load
-            changes = [c for c in changes if any(c.path.startswith(path) for path, _ in shares)]
-        elif not rec.always and changes and (node := rec.owner()) is not None:
-            # A change counts only in what the snapshot shares with live state: the holder
-            # popping a key from the fresh dict state_dict() returned edits its own container.
-            live = probe.aliases(rec.obj, node, type(node).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT)
-            changes = [c for c in changes if any(c.path.startswith(path) for path, _ in live)]
-            shares = [*rec.shares, *live]  # the inner owners' names first (Shards.pos, not Batcher.source.pos)
-        found = 0
-        # A snapshot another node adopted changed in what that node kept: the line to blame is
-        # the adopter's load keeping it, even in a library (torchdata's MultiNodeWeightedSampler.reset).
-        adopted = sites.origin(type(adopter), LOAD_METHODS, users_only=False) if adopter is not None else ""
-        for owner, label, owner_type, group in self._by_owner(rec, changes):
-            found += len(self.report(
-                "mutation", group, owner=owner, label=label, site=rec.where.site, stack=rec.where.stack,
-                thread=rec.thread, check=check, origin=adopted or self._origin(rec, owner_type),
-                aliases=shares,
-            ))
-        if not found:
-            if within is None:  # every change was ignored: the snapshot as it is now is the baseline
-                rec.fp = fp
-            return False
-        rec.flagged = True
-        return True
-
-    def _origin(self, rec: Record, owner_type: type | None) -> str:
-        if owner_type is None or rec.kind == "watch":
-            return ""
-        if rec.kind in LOAD_METHODS:  # a node keeping what it was given: its load is the line, library or not
-            return sites.origin(owner_type, LOAD_METHODS, users_only=False)
-        return sites.origin(owner_type, STATE_METHODS)
-
-    def _by_owner(self, rec: Record, changes: list[Change]) -> list[tuple[str, str, type | None, list[Change]]]:
-        """The changes grouped by the owner that made their part (an inner state_dict's, or the record's)."""
-        owners = self._nested_owners(rec)
-        groups: dict[str, tuple[str, str, type | None, list[Change]]] = {}
-        for change in changes:
-            who = next((o[1:] for o in owners if change.path.startswith(o[0])),
-                       (rec.owner_name, rec.label, rec.owner_type))
-            groups.setdefault(who[1], (*who, []))[3].append(change)
-        return list(groups.values())
-
-    def _own_changes(self, rec: Record, changes: list[Change]) -> list[Change]:
-        """Leave changes under a part that has a record of its own to that record."""
-        if len(self.records) == 1:
-            return changes
-        foreign = [
-            path for path, part in probe.parts(rec.obj, "", 6, False)
-            if path and id(part) in self.records and self.records[id(part)].obj is part
-        ]
-        return [c for c in changes if not any(c.path.startswith(p) for p in foreign)]
-
-    def _nested_owners(self, rec: Record) -> list[tuple[str, str, str, type]]:
-        if not rec.nested:
-            return []
-        # Modules hand one destination dict down to their children: that is the outer owner's.
-        ids = {i: (o, lbl, t) for i, o, lbl, t in rec.nested if i != id(rec.obj)}
-        found = [(path, *ids[id(part)]) for path, part in probe.parts(rec.obj, "", 8, False) if id(part) in ids]
-        return sorted(found, key=lambda e: -len(e[0]))
+                if not rec.flagged and fp.digest != rec.fp.digest:
+                    judge.held_changed(self, rec, fp, check)
 
     def ignored(self, owner: str, path: str) -> bool:
         """Whether an ignore pattern (the session's or the test's marker's) matches ``path`` or ``owner:path``."""
         patterns = self.settings.ignore + self.extra_ignore
         subject = f"{owner}:{path}"
         return any(match(path, p) or match(subject, p) for p in patterns)
-
-    def _alias_findings(self, rec: Record, changed: set[str]) -> set[str]:
-        """Warn about what *rec* shares with live state, for owners not in *changed*; returns those warned about."""
-        from .diff import Change
-
-        warned = set()
-        for owner, label, owner_type, group in self._by_owner(rec, [
-            Change(path, owner_path, "shared, not changed (yet)") for path, owner_path in rec.aliases
-        ]):
-            if owner in changed:
-                continue
-            warned.add(owner)
-            self.report("alias", group, owner=owner, label=label, site=rec.where.site,
-                        stack=rec.where.stack, thread=rec.thread, check="alias-probe",
-                        origin=self._origin(rec, owner_type), aliases=rec.aliases)
-        return warned
 
     def _note_unverifiable(self, rec: Record) -> None:
         from .diff import Change
@@ -654,7 +484,7 @@ class Ledger:
         if fresh:
             self.report("unverifiable", fresh, owner=rec.owner_name, label=rec.label,
                         site=rec.where.site, stack=rec.where.stack, thread=rec.thread,
-                        check="handover", origin=self._origin(rec, rec.owner_type))
+                        check="handover", origin=judge.origin(rec, rec.owner_type))
 
     # -- the one producer ----------------------------------------------------
     def report(
