@@ -245,3 +245,38 @@ def test_opaque_compares_as_unknown_not_as_changed():
     before = fingerprint({"lock": threading.Lock()})
     assert diff(before, fingerprint({"lock": threading.Lock()})) == []
     assert isinstance(before.shadow()["lock"], Opaque)
+
+
+def test_a_large_value_does_not_leave_its_memo_to_every_later_fingerprint():
+    """clear_memo() costs the largest memo the pickler ever held: after one large value the
+    thread's pickler is replaced, not reused, and small values keep reusing theirs."""
+    import aliascheck.fingerprint as fp_module
+
+    small = {"a": [1, 2], "b": {"c": 3}}
+    fingerprint(small)
+    kept = fp_module._local.pickler
+    fingerprint(small)
+    assert fp_module._local.pickler is kept  # reused while the memo stays small
+
+    large = [[i] for i in range(fp_module.REUSE_MEMO + 1)]
+    before = fingerprint(large)
+    assert "pickler" not in fp_module._local.__dict__
+    assert fingerprint(small) == fingerprint(copy.deepcopy(small))
+    assert fp_module._local.pickler is not kept
+    assert fingerprint(copy.deepcopy(large)) == before  # a fresh pickler fingerprints the same
+
+
+def test_a_dump_that_fails_part_way_leaves_no_pickler_behind():
+    import aliascheck.fingerprint as fp_module
+
+    class Raises:
+        def __reduce__(self):
+            raise RuntimeError("no")
+
+    fingerprint({"x": 1})
+    with pytest.raises(RuntimeError):
+        fp_module.encode([[i] for i in range(10)] + [Raises()])
+    assert "pickler" not in fp_module._local.__dict__  # its memo still held the first ten lists
+    fp = fingerprint([[i] for i in range(10)] + [Raises()])
+    assert fp.opaque == 1 and not fp.exact
+    assert fingerprint({"x": 1}) == fingerprint({"x": 1})
