@@ -12,6 +12,7 @@ first time an object whose type lives in those packages is seen.
 
 from __future__ import annotations
 
+import ctypes
 import io
 import sys
 import threading
@@ -117,22 +118,33 @@ def _tensor(t: Any) -> Any:
     kind = qualname_of(type(t))
     dtype = _DTYPES.get(t.dtype) or _DTYPES.setdefault(t.dtype, str(t.dtype).removeprefix("torch."))
     shape = tuple(t.shape)
-    if t.is_cpu and t.is_contiguous():
-        try:  # the common case, ~3 us instead of ~10: numpy's view of the same bytes
-            arr = (t.detach() if t.requires_grad else t).numpy()  # a parameter: detach() is a view
-            return (BufferToken, (kind, dtype, shape, "cpu", digest_bytes(arr), "", _sample(arr)))
-        except (TypeError, RuntimeError):  # bf16, conj/neg bits, sparse, ...: the general path
+    torch = sys.modules["torch"]
+    if t.is_cpu and t.layout is torch.strided and t.is_contiguous() and not (t.is_quantized or t.dtype.is_complex):
+        # The common case, read in place through its address. Not through t.numpy(),
+        # t.detach(), t.is_conj() or t.is_neg(): those release the GIL, and in a worker
+        # thread (a Prefetcher's, at every item) each release hands the GIL to the other
+        # thread for up to a switch interval; a 5 KB generator state took ~50 us of CPU
+        # there instead of ~2. Complex tensors (a conjugate view's bytes are its base's) take
+        # the general path. A real tensor's negative bit (``x.conj().imag``) is not read: its
+        # bytes still change when its values do.
+        try:
+            size = t.nbytes
+            raw: Any = (ctypes.c_char * size).from_address(t.data_ptr()) if size else b""
+        except (TypeError, RuntimeError, ValueError):  # a wrapper subclass without storage: below
             pass
+        else:
+            return (BufferToken, (kind, dtype, shape, "cpu", digest_bytes(raw), "",
+                                  bytes(raw) if size <= SAMPLE_BYTES else None))
     device = str(t.device)
     if t.device.type != "cpu" or t.is_meta:
         # Reading these bytes would copy to the host (or is impossible): say so instead.
         return (BufferToken, (kind, dtype, shape, device, None, "content not read on this device"))
     try:
         data = t.detach()
-        if data.layout != sys.modules["torch"].strided:
+        if data.layout != torch.strided:
             return (Opaque, (kind, f"layout {data.layout} not hashed"))
         data = data.resolve_conj().resolve_neg().contiguous().reshape(-1)
-        raw = data.view(sys.modules["torch"].uint8).numpy()
+        raw = data.view(torch.uint8).numpy()
     except Exception as exc:  # quantized, nested, functorch wrappers, ...
         return (Opaque, (kind, f"bytes unreadable: {type(exc).__name__}"))
     return (BufferToken, (kind, dtype, shape, device, digest_bytes(raw)))
