@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 MAX_PATHS = 20  # changed paths reported per snapshot; the rest are counted
 MAX_TEXT = 200  # characters of a value shown in a finding
 PRUNE_AT = 1024  # records kept before the first sweep for snapshots nobody holds any more
+_UNSET = (None, 0)  # a parts entry that is not there
 ADOPT_BYTES = 64 * 1024  # a loaded state's fingerprint detail up to which what its node adopted is noted
 
 
@@ -125,6 +126,7 @@ class Ledger:
                     rec.always or keepers.held_elsewhere(rec, 0))):
                 continue
             del self.records[key]
+            self._unindex(rec)
         self._prune_at = max(PRUNE_AT, 2 * len(self.records))
 
     def end(self) -> None:
@@ -255,6 +257,21 @@ class Ledger:
         if (prev is not None and prev is not rec and not prev.always and prev.adopter is None
                 and sys.getrefcount(prev.obj) == 2 and self.records.get(id(prev.obj)) is prev):
             del self.records[id(prev.obj)]
+            self._unindex(prev)
+
+    def _unindex(self, rec: Record) -> None:
+        """Forget the indexed parts of a dropped record that nobody else holds either.
+
+        Such a part cannot come back through a load. Left indexed, it would keep its record and
+        so the whole snapshot alive: a node handed over at every item (torchdata's weighted
+        sampler, five inner states a snapshot) piled up 300k entries in one test, and every
+        garbage collection walked their snapshots.
+        """
+        parts = self.parts
+        for key, part in rec.indexed:
+            # Held by the snapshot, this list's pair, the loop's name and getrefcount's argument.
+            if sys.getrefcount(part) <= 4 and parts.get(key, _UNSET)[0] is rec:
+                del parts[key]
 
     def _probe(self, rec: Record, owner: Any, kind: str, site: Any, inner: list[tuple[Any, Any]]) -> None:
         """Name the live objects the snapshot shares with its owner (and inner owners).
@@ -410,8 +427,10 @@ class Ledger:
         memory. When such a part comes back through a load, the snapshot it left in is
         judged again.
         """
+        indexed = []
         for part, _ in inner:
             self.parts[id(part)] = (rec, id(part))
+            indexed.append((id(part), part))
         if not buffers and not rec.fp.exact and rec.fp.detail is not None and b"BufferToken" in rec.fp.detail:
             # pickling failed and a walk made the fingerprint: find the buffers by walking too
             types_ = probe.buffer_types()
@@ -421,6 +440,9 @@ class Ledger:
                 key = probe.memory_key(part)
                 if key is not None:
                     self.parts[key] = (rec, id(part))
+                    indexed.append((key, part))
+        if indexed:
+            rec.indexed = indexed
 
     def watch(self, obj: Any, owner: Any, kind: str = "watch") -> None:
         self.handover(obj, owner, kind, local_refs=1, always=True)
@@ -471,10 +493,10 @@ class Ledger:
         return any(match(path, p) or match(subject, p) for p in patterns)
 
     def _note_unverifiable(self, rec: Record) -> None:
-        from .diff import Change
-
         if rec.fp.verifiable:
             return
+        from .diff import Change
+
         fresh = []
         for path, what in rec.fp.unverifiable():
             key = (rec.owner_name, path)

@@ -33,7 +33,8 @@ class Record:
 
     __slots__ = ("owner_name", "label", "kind", "where", "thread", "test", "obj", "fp", "owner", "owner_type",
                  "nested", "always", "flagged", "aliases", "shares", "adopter", "adopted", "adopted_parts",
-                 "key", "keeper", "until", "flat", "plain", "exclude", "origin", "parts", "fed", "synced", "ledger")
+                 "indexed", "key", "keeper", "until", "flat", "plain", "exclude", "origin", "parts", "fed", "synced",
+                 "ledger")
 
     owner_name: str  # module.Qualname of the owner's type, a channel or cache name (or the name a watch gave)
     label: str  # a readable name for the owner instance, e.g. "MutableSource#2"
@@ -55,6 +56,7 @@ class Record:
     # after the node let go of it (``self.buf = self.buf[n:]``), since it changed while held.
     adopted: Sequence[tuple[str, str]]
     adopted_parts: AbstractSet[int]  # ids of the objects at those paths: is it still holding them?
+    indexed: Sequence[tuple[Any, Any]]  # (the ledger's parts key, the part) of what the ledger follows
     key: Any  # what identifies the handover when it ends: the item, a thread, a work item, a weak reference
     keeper: Any  # who keeps it, weakly: a cached_property's instance, a copy and its original
     until: str  # when judging ends: RECEIPT, SYNC, LOADS, DEATH or TEARDOWN
@@ -99,7 +101,7 @@ class Record:
 # Immutable, so that no record shares a list it could append to.
 DEFAULTS: dict[str, Any] = {
     "owner": None, "owner_type": None, "nested": (), "aliases": (), "shares": (), "adopter": None, "adopted": (),
-    "adopted_parts": frozenset(), "key": None, "keeper": None, "until": "teardown", "flat": None, "plain": None,
+    "adopted_parts": frozenset(), "indexed": (), "key": None, "keeper": None, "until": "teardown", "flat": None, "plain": None,
     "ledger": None, "exclude": (),
     "origin": "", "parts": (), "fed": False, "synced": False, "always": False, "test": None,
 }

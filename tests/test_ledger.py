@@ -285,3 +285,23 @@ def test_an_unkept_live_snapshot_with_no_part_kept_is_not_judged(session):
     c.step()
     c.state_dict()
     assert errors(session.end_test(0)) == []
+
+
+def test_a_dropped_snapshots_unheld_parts_are_forgotten_with_it(session):
+    """Handed over at every item and dropped: the inner states it indexed go too, so the
+    ledger does not keep every snapshot alive through its parts."""
+    outer = Outer(Counter(copy=True))
+    for _ in range(50):
+        outer.state_dict()
+    assert len(session.ledger.parts) <= 1  # the last snapshot's inner state at most
+    assert errors(session.end_test(0)) == []
+
+
+def test_a_part_someone_still_holds_stays_followed_after_its_snapshot_is_dropped(session):
+    inner = Counter(copy=False)
+    outer = Outer(inner)
+    kept = outer.state_dict()["inner"]  # the live inner state, kept alone; the snapshot is dropped
+    for _ in range(3):
+        outer.state_dict()
+    assert id(inner.state) in session.ledger.parts
+    assert kept is inner.state
