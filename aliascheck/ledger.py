@@ -208,13 +208,16 @@ class Ledger:
         for part, inner_owner in nested or ():
             if part is not obj:
                 inner.append((part, inner_owner))
+        part = inner_owner = None  # the loop's names would count as references to the last part
         if nested:
             nested.clear()
-        # Fresh all the way down (a new dict of atoms and new containers: correct code's common case,
-        # at every item): no part of it is live, so nothing about it can become a finding. Counted,
-        # not recorded: no fingerprint, no capture, no delivery check. *3*: the caller's local, this
-        # parameter and getrefcount's argument (the owner keeping it would be a fourth).
-        if not always and not inner and local_refs == 2 and sys.getrefcount(obj) == 3 and probe.fresh(obj):
+        # Fresh all the way down (a new dict of atoms, new containers and tensors that own their
+        # memory: correct code's common case, at every item): no part of it is live, so nothing about
+        # it can become a finding. Counted, not recorded: no fingerprint, no capture, no delivery
+        # check. *3*: the caller's local, this parameter and getrefcount's argument (the owner keeping
+        # it would be a fourth). An inner state is referred to by *inner* too.
+        if not always and local_refs == 2 and sys.getrefcount(obj) == 3 and probe.fresh(
+                obj, {id(part) for part, _ in inner} if inner else frozenset()):
             name = owner if isinstance(owner, str) else qualname_of(type(owner))
             with self.lock:
                 self.stats.handovers += 1

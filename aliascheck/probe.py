@@ -14,6 +14,7 @@ import sys
 import types
 from collections import deque
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from itertools import compress, repeat
 from typing import Any
 
@@ -384,15 +385,18 @@ _FRESH = frozenset({dict, list, set}) | _FROZEN
 _FRESH_KNOWN = _ATOMIC | _FRESH
 
 
-def fresh(obj: Any) -> bool:
+def fresh(obj: Any, passed: AbstractSet[int] = frozenset()) -> bool:
     """Whether *obj* (a dict or list its caller alone refers to) holds nothing anyone else refers to.
 
-    Plain containers and atoms only, each mutable container referred to by its parent alone:
-    then no part of it can be live state, so no change of it can ever be a finding. Tuples and
-    frozensets are immutable, so whoever else refers to them changes nothing; what they hold is
-    looked at. An object, a tensor or an array (a view may be live memory) is not fresh. Level by
-    level with ``gc.get_referents``, types tested at C speed; a level wider than
-    :data:`FRESH_WIDTH` is not looked into (the answer is no: the usual path then).
+    Plain containers, atoms and buffers that own their memory, each mutable part referred to by
+    its parent alone: then no part of it can be live state, so no change of it can ever be a
+    finding. Tuples and frozensets are immutable, so whoever else refers to them changes nothing;
+    what they hold is looked at. A tensor (exactly ``torch.Tensor``) or an array (exactly
+    ``numpy.ndarray``, not of objects) counts when it is no view and nobody else uses its memory
+    (a new generator state, a ``clone()``); any other object is not fresh. Level by level with
+    ``gc.get_referents``, types tested at C speed; a level wider than :data:`FRESH_WIDTH` is not
+    looked into (the answer is no: the usual path then). *passed*: ids of parts the caller holds
+    one more reference to (the inner states a nested ``state_dict()`` returned).
     """
     if type(obj) not in (dict, list):
         return False
@@ -405,11 +409,44 @@ def fresh(obj: Any) -> bool:
         if kinds <= _ATOMIC:
             return True
         if not kinds <= _FRESH_KNOWN:
-            return False
+            buffers = kinds - _FRESH_KNOWN
+            if not buffers <= _owned_buffer_types():
+                return False
+            for part in refs:
+                # Referred to by its parent, *refs*, the loop variable and getrefcount's argument alone.
+                if type(part) in buffers and (sys.getrefcount(part) != 4 or not _owns_memory(part)):
+                    return False
         level = list(compress(refs, map(_FRESH.__contains__, map(type, refs))))
         # Referred to by its parent, *refs*, *level*, the loop variable and getrefcount's argument alone.
         for part in level:
-            if type(part) not in _FROZEN and sys.getrefcount(part) != 5:
+            if type(part) not in _FROZEN and sys.getrefcount(part) != 5 and not (
+                    passed and sys.getrefcount(part) == 6 and id(part) in passed):
                 return False
         del refs
     return True
+
+
+_owned: frozenset[type] = frozenset()
+
+
+def _owned_buffer_types() -> frozenset[type]:
+    """``torch.Tensor`` and ``numpy.ndarray``, those of them imported (looked up until both are)."""
+    global _owned
+    if len(_owned) < 2:
+        _owned = frozenset(getattr(sys.modules.get(name), kind) for name, kind in
+                           (("torch", "Tensor"), ("numpy", "ndarray")) if name in sys.modules)
+    return _owned
+
+
+def _owns_memory(buffer: Any) -> bool:
+    """A tensor or array that is no view, whose memory nobody else uses (no other tensor, array or
+    capsule), holding no object references."""
+    try:
+        if type(buffer).__module__ == "numpy":
+            return buffer.base is None and buffer.flags.owndata and not buffer.dtype.hasobject
+        if buffer._base is not None or buffer.is_sparse:
+            return False
+        # The storage's users: this tensor and the storage object made here to ask.
+        return sys.modules["torch"]._C._storage_Use_Count(buffer.untyped_storage()._cdata) <= 2
+    except Exception:  # a private API gone, a wrapper without storage: not known to be fresh
+        return False

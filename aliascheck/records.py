@@ -101,8 +101,8 @@ class Record:
 # Immutable, so that no record shares a list it could append to.
 DEFAULTS: dict[str, Any] = {
     "owner": None, "owner_type": None, "nested": (), "aliases": (), "shares": (), "adopter": None, "adopted": (),
-    "adopted_parts": frozenset(), "indexed": (), "key": None, "keeper": None, "until": "teardown", "flat": None, "plain": None,
-    "ledger": None, "exclude": (),
+    "adopted_parts": frozenset(), "indexed": (), "key": None, "keeper": None, "until": "teardown", "flat": None,
+    "plain": None, "ledger": None, "exclude": (),
     "origin": "", "parts": (), "fed": False, "synced": False, "always": False, "test": None,
 }
 

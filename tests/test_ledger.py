@@ -305,3 +305,61 @@ def test_a_part_someone_still_holds_stays_followed_after_its_snapshot_is_dropped
         outer.state_dict()
     assert id(inner.state) in session.ledger.parts
     assert kept is inner.state
+
+
+def test_fresh_takes_buffers_that_own_their_memory_and_nothing_shared():
+    import numpy as np
+    import torch
+
+    from aliascheck.probe import fresh
+
+    live = torch.zeros(3)
+    assert fresh({"g": torch.Generator().get_state(), "n": 1})
+    assert fresh({"a": np.zeros(3), "t": torch.ones(2).clone()})
+    assert not fresh({"t": live})  # the caller's name refers to it too
+    assert not fresh({"t": live[:2]})  # a view of live memory
+    assert not fresh({"t": live.detach()})  # a new object over the same memory
+    assert not fresh({"a": np.zeros(4)[1:]})
+    assert not fresh({"a": np.array([[1]], dtype=object)})  # holds references, not bytes
+    assert not fresh({"p": torch.nn.Parameter(torch.zeros(2))})  # a subclass: not known
+    assert live.sum() == 0
+
+
+class Sampler:
+    """A node whose state holds a generator state: new each time, or the one it keeps."""
+
+    def __init__(self, keep: bool) -> None:
+        import torch
+
+        self.g = torch.Generator().manual_seed(0)
+        self.kept = self.g.get_state()
+        self.keep = keep
+
+    def state_dict(self) -> dict:
+        return {"g_state": self.kept if self.keep else self.g.get_state(), "offset": 0}
+
+
+def test_a_state_with_a_new_tensor_is_counted_not_recorded_and_a_live_one_is_judged():
+    undo = instrument(Sampler)
+    s = Session(Options(enabled=True))
+    s.start()
+    try:
+        s.begin_test("t")
+        new, live = Sampler(keep=False), Sampler(keep=True)
+        held = [new.state_dict()]
+        assert s.ledger.records == {} and s.ledger.stats.handovers == 1
+        held.append(live.state_dict())
+        assert len(s.ledger.records) == 1
+        live.kept.zero_()  # the node writes into the tensor its snapshot shares
+        assert [(f.kind, f.path) for f in s.end_test(0) if f.severity == "error"] == [
+            ("mutation", "['g_state']")]
+    finally:
+        s.stop()
+        undo()
+
+
+def test_a_nested_state_made_of_fresh_inner_states_is_counted_not_recorded(session):
+    outer = Outer(Counter(copy=True))
+    held = outer.state_dict()
+    assert session.ledger.records == {} and session.ledger.stats.handovers == 1
+    assert errors(session.end_test(0)) == [] and held["k"] == 1
