@@ -385,7 +385,7 @@ _FRESH = frozenset({dict, list, set}) | _FROZEN
 _FRESH_KNOWN = _ATOMIC | _FRESH
 
 
-def fresh(obj: Any, passed: AbstractSet[int] = frozenset()) -> bool:
+def fresh(obj: Any, passed: AbstractSet[int] = frozenset(), shared: list[Any] | None = None) -> bool:
     """Whether *obj* (a dict or list its caller alone refers to) holds nothing anyone else refers to.
 
     Plain containers, atoms and buffers that own their memory, each mutable part referred to by
@@ -396,7 +396,9 @@ def fresh(obj: Any, passed: AbstractSet[int] = frozenset()) -> bool:
     (a new generator state, a ``clone()``); any other object is not fresh. Level by level with
     ``gc.get_referents``, types tested at C speed; a level wider than :data:`FRESH_WIDTH` is not
     looked into (the answer is no: the usual path then). *passed*: ids of parts the caller holds
-    one more reference to (the inner states a nested ``state_dict()`` returned).
+    one more reference to (the inner states a nested ``state_dict()`` returned). *shared*: a list
+    to put each tensor or array that someone else refers to into, instead of answering no (fresh
+    but for those buffers).
     """
     if type(obj) not in (dict, list):
         return False
@@ -415,7 +417,9 @@ def fresh(obj: Any, passed: AbstractSet[int] = frozenset()) -> bool:
             for part in refs:
                 # Referred to by its parent, *refs*, the loop variable and getrefcount's argument alone.
                 if type(part) in buffers and (sys.getrefcount(part) != 4 or not _owns_memory(part)):
-                    return False
+                    if shared is None:
+                        return False
+                    shared.append(part)
         level = list(compress(refs, map(_FRESH.__contains__, map(type, refs))))
         # Referred to by its parent, *refs*, *level*, the loop variable and getrefcount's argument alone.
         for part in level:

@@ -33,8 +33,8 @@ class Record:
 
     __slots__ = ("owner_name", "label", "kind", "where", "thread", "test", "obj", "fp", "owner", "owner_type",
                  "nested", "always", "flagged", "aliases", "shares", "adopter", "adopted", "adopted_parts",
-                 "indexed", "key", "keeper", "until", "flat", "plain", "exclude", "origin", "parts", "fed", "synced",
-                 "ledger")
+                 "indexed", "live", "key", "keeper", "until", "flat", "plain", "exclude", "origin", "parts", "fed",
+                 "synced", "ledger")
 
     owner_name: str  # module.Qualname of the owner's type, a channel or cache name (or the name a watch gave)
     label: str  # a readable name for the owner instance, e.g. "MutableSource#2"
@@ -57,6 +57,9 @@ class Record:
     adopted: Sequence[tuple[str, str]]
     adopted_parts: AbstractSet[int]  # ids of the objects at those paths: is it still holding them?
     indexed: Sequence[tuple[Any, Any]]  # (the ledger's parts key, the part) of what the ledger follows
+    # A snapshot new all the way down but for these tensors/arrays, each with its reduction when handed
+    # over: only they can change by anyone's hand but the holder's, so a check compares them alone.
+    live: Sequence[tuple[Any, Any]] | None
     key: Any  # what identifies the handover when it ends: the item, a thread, a work item, a weak reference
     keeper: Any  # who keeps it, weakly: a cached_property's instance, a copy and its original
     until: str  # when judging ends: RECEIPT, SYNC, LOADS, DEATH or TEARDOWN
@@ -101,8 +104,8 @@ class Record:
 # Immutable, so that no record shares a list it could append to.
 DEFAULTS: dict[str, Any] = {
     "owner": None, "owner_type": None, "nested": (), "aliases": (), "shares": (), "adopter": None, "adopted": (),
-    "adopted_parts": frozenset(), "indexed": (), "key": None, "keeper": None, "until": "teardown", "flat": None,
-    "plain": None, "ledger": None, "exclude": (),
+    "adopted_parts": frozenset(), "indexed": (), "live": None, "key": None, "keeper": None, "until": "teardown",
+    "flat": None, "plain": None, "ledger": None, "exclude": (),
     "origin": "", "parts": (), "fed": False, "synced": False, "always": False, "test": None,
 }
 

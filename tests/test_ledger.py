@@ -363,3 +363,29 @@ def test_a_nested_state_made_of_fresh_inner_states_is_counted_not_recorded(sessi
     held = outer.state_dict()
     assert session.ledger.records == {} and session.ledger.stats.handovers == 1
     assert errors(session.end_test(0)) == [] and held["k"] == 1
+
+
+def test_a_snapshot_fresh_but_for_a_kept_tensor_is_checked_by_that_tensor_alone(monkeypatch):
+    """Only the tensor the node also refers to can change by another hand: a check re-reads it
+    alone, and still catches its change; the holder's edit of its own new dict is not a finding."""
+    undo = instrument(Sampler)
+    s = Session(Options(enabled=True))
+    s.start()
+    try:
+        s.begin_test("t")
+        node = Sampler(keep=True)
+        snapshot = node.state_dict()
+        rec = s.ledger.records[id(snapshot)]
+        assert [part for part, _ in rec.live] == [node.kept]
+        fingerprints = []
+        real = ledger_mod.fingerprint
+        monkeypatch.setattr(ledger_mod, "fingerprint", lambda *a, **k: fingerprints.append(1) or real(*a, **k))
+        snapshot["offset"] = 7  # the holder's own container
+        assert s.ledger.verify(snapshot, "delivery") is False and fingerprints == []
+        node.kept.add_(1)  # the node writes into the tensor the snapshot shares
+        assert s.ledger.verify(snapshot, "delivery") is True and fingerprints == [1]
+        assert [(f.kind, f.path, f.check) for f in s.end_test(0) if f.severity == "error"] == [
+            ("mutation", "['g_state']", "delivery")]
+    finally:
+        s.stop()
+        undo()
