@@ -44,6 +44,7 @@ def test_{test}_resumes(aliascheck, build):
         fresh = build()
         fresh.{restore}(state)
         again = [fingerprint(x) for x in islice({fresh}, len(items) - step)]
+        aliascheck.check_node(fresh, steps=0)  # while the snapshot is held: did the restore write into it?
         shown = [[show(fp.shadow()) for fp in fps] for fps in (again, items[step:])]
         assert again == items[step:], f"restored from the snapshot after {{step}} items: {{shown[0]}} != {{shown[1]}}"
 '''
