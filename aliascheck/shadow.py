@@ -155,21 +155,33 @@ def decode(detail: bytes) -> Any:
     return ShadowUnpickler(io.BytesIO(detail)).load()
 
 
-_names: weakref.WeakKeyDictionary[type, str] = weakref.WeakKeyDictionary()
+# id of a class -> (a weak reference to it, its name). Not a WeakKeyDictionary: its lookup is Python
+# code that makes a reference per call, and every handover names its owner and its inner owners.
+_names: dict[int, tuple[Any, str]] = {}
 
 
 def qualname_of(obj: Any) -> str:
     """``module.Qualname`` of a class (remembered per class: every handover names its owners) or a function."""
     if isinstance(obj, type):
+        known = _names.get(id(obj))
+        if known is not None and known[0]() is obj:
+            return known[1]
+        name = _qualname(obj)
         try:
-            return _names[obj]
-        except KeyError:
-            pass
+            _names[id(obj)] = (weakref.ref(obj, _forget(id(obj))), name)
         except TypeError:  # pragma: no cover - a type that cannot be weakly referenced
-            return _qualname(obj)
-        name = _names[obj] = _qualname(obj)
+            pass
         return name
     return _qualname(obj)
+
+
+def _forget(key: int) -> Any:
+    def forget(ref: Any) -> None:
+        known = _names.get(key)
+        if known is not None and known[0] is ref:  # not a newer class at the same address
+            del _names[key]
+
+    return forget
 
 
 def _qualname(obj: Any) -> str:
