@@ -481,10 +481,10 @@ def _scalar(value: Any) -> bool:
 
 
 def _fresh(value: Any) -> bool:
-    from .probe import fresh
+    from .probe import KEPT_WIDTH, fresh
 
     try:
-        return fresh(value)
+        return fresh(value, width=KEPT_WIDTH)
     except Exception:
         return False
 

@@ -380,12 +380,19 @@ def refcount(obj: Any) -> int:
 
 
 _FROZEN = frozenset({tuple, frozenset})
-FRESH_WIDTH = 2048  # parts looked at per level before a state is taken the usual way
+# Parts looked at per level before a state is taken the usual way: the look costs ~40 ns a part, more
+# than a fingerprint of a long list of ints (~20 ns an item) that it would save at one handover.
+FRESH_WIDTH = 2048
+# The same for a value the project keeps (:mod:`aliascheck.boundary`): recording it costs at least two
+# fingerprints (kept, then judged), and a test's ``list(loader)`` of 15k dataset items holding new
+# tensors ~10 us an item each time, against ~2 us an item to look.
+KEPT_WIDTH = 1 << 17
 _FRESH = frozenset({dict, list, set}) | _FROZEN
 _FRESH_KNOWN = _ATOMIC | _FRESH
 
 
-def fresh(obj: Any, passed: AbstractSet[int] = frozenset(), shared: list[Any] | None = None) -> bool:
+def fresh(obj: Any, passed: AbstractSet[int] = frozenset(), shared: list[Any] | None = None,
+          width: int = FRESH_WIDTH) -> bool:
     """Whether *obj* (a dict or list its caller alone refers to) holds nothing anyone else refers to.
 
     Plain containers, atoms and buffers that own their memory, each mutable part referred to by
@@ -394,7 +401,7 @@ def fresh(obj: Any, passed: AbstractSet[int] = frozenset(), shared: list[Any] | 
     what they hold is looked at. A tensor (exactly ``torch.Tensor``) or an array (exactly
     ``numpy.ndarray``, not of objects) counts when it is no view and nobody else uses its memory
     (a new generator state, a ``clone()``); any other object is not fresh. Level by level with
-    ``gc.get_referents``, types tested at C speed; a level wider than :data:`FRESH_WIDTH` is not
+    ``gc.get_referents``, types tested at C speed; a level wider than *width* is not
     looked into (the answer is no: the usual path then). *passed*: ids of parts the caller holds
     one more reference to (the inner states a nested ``state_dict()`` returned). *shared*: a list
     to put each tensor or array that someone else refers to into, instead of answering no (fresh
@@ -404,7 +411,7 @@ def fresh(obj: Any, passed: AbstractSet[int] = frozenset(), shared: list[Any] | 
         return False
     level: list[Any] = [obj]
     while level:
-        if sum(map(len, level)) > FRESH_WIDTH:  # a long list's types cost more than its fingerprint
+        if sum(map(len, level)) > width:
             return False
         refs = gc.get_referents(*level)
         kinds = set(map(type, refs))

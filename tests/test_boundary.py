@@ -756,3 +756,63 @@ def test_what_cannot_be_fingerprinted_is_no_crash(pytester: pytest.Pytester) -> 
     ''')
     result = pytester.runpytest_subprocess("--aliascheck", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+# -- items holding new tensors: nothing of them is live ------------------------------
+
+LOADER = '''
+import torch
+
+
+def items(n, reuse):
+    item = {"step": 0, "t": torch.zeros(1)}  # the buggy loader's one item, refilled each time
+    for i in range(n):
+        if reuse:
+            item["step"] = i
+            item["t"].fill_(float(i))
+            yield item
+        else:
+            yield {"step": i, "t": torch.tensor([float(i)])}
+'''
+
+NEW_TENSORS = """
+    import loader
+
+    def test_items_the_loader_refills():
+        kept = []
+        for item in loader.items(3, reuse=True):
+            kept.append(item)
+        assert len(kept) == 3
+
+    def test_items_with_new_tensors_kept_one_by_one():
+        kept = []
+        for item in loader.items(3, reuse=False):
+            kept.append(item)
+        assert [float(item["t"]) for item in kept] == [0.0, 1.0, 2.0]
+
+    def test_an_epoch_of_items_with_new_tensors_bound_twice():
+        for _ in range(2):
+            epoch = list(loader.items(3000, reuse=False))
+        assert float(epoch[-1]["t"]) == 2999.0
+"""
+
+
+def test_items_holding_new_tensors_are_clean_and_one_refilled_item_is_not(
+        pytester: pytest.Pytester, lib: None) -> None:
+    (Path(str(pytester.path)) / "env" / "lib" / "site-packages" / "loader.py").write_text(LOADER)
+    result = run(pytester, NEW_TENSORS)
+    assert outcomes(result) == {"test_items_the_loader_refills": "FAILED",
+                                "test_items_with_new_tensors_kept_one_by_one": "PASSED",
+                                "test_an_epoch_of_items_with_new_tensors_bound_twice": "PASSED"}
+
+
+def test_a_kept_item_holding_only_new_tensors_is_new_all_the_way_down() -> None:
+    """So a keep of it is not recorded: no fingerprint per item, however many items a list holds
+    (a test's ``list(loader)``); an item whose tensor the library still refers to is recorded."""
+    from aliascheck import boundary
+
+    assert boundary._fresh({"step": 1, "t": torch.tensor([1.0])})
+    assert boundary._fresh([{"step": i, "t": torch.tensor([float(i)])} for i in range(15_000)])
+    held = torch.zeros(1)
+    assert not boundary._fresh({"step": 1, "t": held})
+    assert not boundary._fresh({"step": 1, "t": held[:]})
