@@ -257,7 +257,10 @@ class Ledger:
             self.records[id(obj)] = rec
             self._drop_previous(id(owner), rec)
             self._note_unverifiable(rec)
-            self._index_parts(rec, inner, buffers)
+            if live is None:
+                self._index_parts(rec, inner, buffers)
+            else:  # the rest is new: only a holder can change it, so no load of it is judged again
+                self._index_parts(rec, (), [part for part, _ in live])
             if len(self.records) >= self._prune_at:
                 self._prune()
         if self.settings.probe_aliases and not isinstance(owner, str):

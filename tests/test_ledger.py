@@ -377,6 +377,7 @@ def test_a_snapshot_fresh_but_for_a_kept_tensor_is_checked_by_that_tensor_alone(
         snapshot = node.state_dict()
         rec = s.ledger.records[id(snapshot)]
         assert [part for part, _ in rec.live] == [node.kept]
+        assert [part for _, part in rec.indexed] == [node.kept]  # the new rest is not followed
         fingerprints = []
         real = ledger_mod.fingerprint
         monkeypatch.setattr(ledger_mod, "fingerprint", lambda *a, **k: fingerprints.append(1) or real(*a, **k))
