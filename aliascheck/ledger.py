@@ -230,7 +230,7 @@ class Ledger:
                     self.stats.handovers += 1
                     self.stats.owners[name] += 1
                 return
-            live = [(part, handlers.handler_for(type(part))(part)) for part in shared]
+            live = [(part, _reduced(part)) for part in shared]
         else:
             live = None
         del shared
@@ -437,7 +437,7 @@ class Ledger:
         if self.recording and os.getpid() == self.pid and self.records.get(id(rec.obj)) is rec:
             judge.adopted_changed(self, rec, "adopted")
 
-    def _index_parts(self, rec: Record, inner: list[tuple[Any, Any]], buffers: list[Any]) -> None:
+    def _index_parts(self, rec: Record, inner: Sequence[tuple[Any, Any]], buffers: list[Any]) -> None:
         """Remember the live parts of a snapshot, to follow them wherever they go.
 
         ``best = {k: v for k, v in model.state_dict().items()}`` drops the dict that was
@@ -446,7 +446,7 @@ class Ledger:
         memory. When such a part comes back through a load, the snapshot it left in is
         judged again.
         """
-        indexed = []
+        indexed: list[tuple[Any, Any]] = []
         for part, _ in inner:
             self.parts[id(part)] = (rec, id(part))
             indexed.append((id(part), part))
@@ -604,10 +604,16 @@ class Ledger:
             self.stats.checked += 1
 
 
+def _reduced(buffer: Any) -> Any:
+    """A tensor's or array's reduction by its fingerprint handler (its digest among the rest)."""
+    handler = handlers.handler_for(type(buffer))
+    return handler(buffer) if handler is not None else None
+
+
 def _live_unchanged(rec: Record) -> bool:
     """Whether the tensors/arrays of a snapshot fresh but for them read as they did when handed over."""
     try:
-        return all(handlers.handler_for(type(part))(part) == then for part, then in rec.live)
+        return all(_reduced(part) == then for part, then in rec.live or ())
     except Exception:  # a reduction that raises now: the full check decides
         return False
 
