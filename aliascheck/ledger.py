@@ -355,6 +355,7 @@ class Ledger:
                 # state_dict() transplanted, copy.copy through __getstate__/__setstate__): the
                 # parts that node kept are shared by two live owners, whoever else holds them.
                 known.adopter = weak(node)
+                known.live = None  # its new parts are that node's live state now: checked whole
                 return now
             # Judged while the caller (or another node) holds it too, as any snapshot:
             # a node that adopted a checkpoint nobody else keeps may write into it.

@@ -421,9 +421,11 @@ def fresh(obj: Any, passed: AbstractSet[int] = frozenset(), shared: list[Any] | 
             buffers = kinds - _FRESH_KNOWN
             if not buffers <= _owned_buffer_types():
                 return False
-            for part in refs:
-                # Referred to by its parent, *refs*, the loop variable and getrefcount's argument alone.
-                if type(part) in buffers and (sys.getrefcount(part) != 4 or not _owns_memory(part)):
+            # Only the buffers are looked at one by one (a level may hold thousands of atoms). Each is
+            # referred to by its parent, *refs*, the filter's list, the loop variable and
+            # getrefcount's argument alone.
+            for part in [part for part in refs if type(part) in buffers]:
+                if sys.getrefcount(part) != 5 or not _owns_memory(part):
                     if shared is None:
                         return False
                     shared.append(part)

@@ -390,3 +390,35 @@ def test_a_snapshot_fresh_but_for_a_kept_tensor_is_checked_by_that_tensor_alone(
     finally:
         s.stop()
         undo()
+
+
+class Resumer(Sampler):
+    """Keeps the state it loads and counts into it: the snapshot's new dict becomes its live state."""
+
+    def load_state_dict(self, sd: dict) -> None:
+        self.state = sd
+
+    def step(self) -> None:
+        self.state["offset"] += 1
+
+
+def test_a_snapshot_new_but_for_a_tensor_loaded_into_a_node_that_keeps_it_is_judged_whole():
+    """Once another node adopted it, its new parts are that node's live state too: a write there
+    is a change of a snapshot shared by two live owners, not the holder's own edit."""
+    undo = [instrument(Sampler), instrument(Resumer)]
+    s = Session(Options(enabled=True))
+    s.start()
+    try:
+        s.begin_test("t")
+        source = Resumer(keep=True)
+        snapshot = source.state_dict()
+        assert s.ledger.records[id(snapshot)].live is not None
+        other = Resumer(keep=True)
+        other.load_state_dict(snapshot)
+        other.step()
+        assert [(f.kind, f.path) for f in s.end_test(0) if f.severity == "error"] == [
+            ("mutation", "['offset']")]
+    finally:
+        s.stop()
+        for u in undo:
+            u()
