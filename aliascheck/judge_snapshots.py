@@ -272,14 +272,23 @@ def load_wrote(led: Any, rec: Record, node: Any, before: Fingerprint, fp: Finger
 
 def adopted_changed(led: Any, rec: Record, check: str, local_refs: int = 0) -> None:
     """*Loads*: what a project's node kept at the load is judged again (its next state call, a new
-    load, letting go of it, its death) while the caller or anyone but the ledger holds it."""
+    load, letting go of it, its death) while the caller or anyone but the ledger holds it.
+
+    Found changed while nobody but its node holds it, it is that node's own state: nobody
+    else can reach it again but through the node (whose state calls are handovers of their
+    own), so it is retired, not walked for holders again at every state call (a forked
+    worker's dataset that adopted its start state and advances it in place, at every item)."""
     if rec.flagged or not keepers.held_elsewhere(rec, local_refs):
         return
     fp = fingerprint(rec.obj)
     with led.lock:
         led.stats.checked += 1
-        if not rec.flagged and fp.digest != rec.fp.digest and held(led.records, rec, local_refs):
+        if rec.flagged or fp.digest == rec.fp.digest:
+            return
+        if held(led.records, rec, local_refs):
             snapshot_changed(led, rec, fp, check)
+        else:  # changed while only its node held it: the node's own state from now on
+            led.retire(rec)
 
 
 # -- Kept in pieces -------------------------------------------------------------------------

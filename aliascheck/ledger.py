@@ -432,6 +432,16 @@ class Ledger:
                 del self.adopters[id(node)]
             rec.fp = fingerprint(rec.obj)
 
+    def retire(self, rec: Record) -> None:
+        """A loaded state its node changed while nobody else held it (judge's *Loads*): no longer
+        a snapshot, not judged again. Called under the lock."""
+        owner = rec.owner()
+        if owner is not None and self.adopters.get(id(owner)) is rec:
+            del self.adopters[id(owner)]
+        if self.records.get(id(rec.obj)) is rec:
+            del self.records[id(rec.obj)]
+            self._unindex(rec)
+
     def _adopter_gone(self, key: int, rec: Record) -> None:
         if self.adopters.get(key) is rec:
             del self.adopters[key]
