@@ -52,6 +52,7 @@ class Adapters:
         self.installed: list[str] = []
         self.problems: list[str] = []
         self._undos: list[Callable[[], None]] = []
+        self.plugins: list[tuple[str, str]] = []
         off = options.disabled_adapters
         if "all" in off:
             return

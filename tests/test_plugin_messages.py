@@ -539,3 +539,40 @@ def test_process_arguments_until_start_and_pool_arguments_until_the_result(pytes
     result.assert_outcomes(passed=2 - failed, failed=failed)
     if failed:
         result.stdout.fnmatch_lines(["*FAILED test_mp.py::test_process_args_changed_before_start*"])
+
+
+@pytest.mark.parametrize("disable", ["messages", "all"])
+def test_a_disabled_adapter_judges_nothing_and_the_run_goes_on(pytester, disable):
+    """``aliascheck_disable`` leaves the adapter out: the same buggy put is then not judged,
+    and with ``all`` (no adapter at all, not even the child processes' list of them) the run
+    still starts and the core's own checks stay on."""
+    pytester.makepyfile(test_q="""
+        import queue
+
+        class Node:
+            def __init__(self):
+                self.seen = []
+
+            def state_dict(self):
+                return {"seen": self.seen}
+
+            def load_state_dict(self, state):
+                self.seen = list(state["seen"])
+
+        def test_put_then_changed():
+            q = queue.Queue()
+            msg = {"step": 1}
+            q.put(msg)
+            msg["step"] = 2
+            assert q.get() == {"step": 2}
+
+        def test_node_shares_its_list():
+            node = Node()
+            state = node.state_dict()
+            node.seen.append(1)
+            assert state == {"seen": [1]}
+    """)
+    result = pytester.runpytest_subprocess(*RUN, "-o", f"aliascheck_disable={disable}")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*FAILED test_q.py::test_node_shares_its_list*"])
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
