@@ -146,11 +146,14 @@ class _Pickler(pickle.Pickler):
         self.opaque = 0
         self.seen: list[Any] | None = None  # the tensors/arrays met on the way, when asked for
         self.seen_types: tuple[type, ...] = ()
+        self.then: dict[int, Any] | None = None  # id -> a reduction to use in place of the object's own
 
     def reducer_override(self, obj: Any) -> Any:
         handler = handlers.handler_for(type(obj))
         if handler is None:
             return NotImplemented
+        if self.then is not None and (reduced := self.then.get(id(obj))) is not None:
+            return reduced
         if self.seen is not None and isinstance(obj, self.seen_types):
             self.seen.append(obj)
         reduced = handler(obj)
@@ -163,10 +166,12 @@ _local = threading.local()
 REUSE_MEMO = 256  # see encode()
 
 
-def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...] = ()) -> tuple[bytes, int]:
+def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...] = (),
+           then: dict[int, Any] | None = None) -> tuple[bytes, int]:
     """The detail stream of *obj* and its count of opaque parts (raises what pickling raises).
 
     *seen*: a list to append each object of *seen_types* met on the way to, each once.
+    *then*: tensors' and arrays' reductions by id, read earlier: used in place of reading them now.
     """
     # The thread's pickler is taken out while in use, so a reduction that asks
     # for a fingerprint of its own (re-entry) gets a fresh one.
@@ -174,12 +179,12 @@ def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...]
     stream = None
     try:
         pickler.opaque = 0
-        pickler.seen, pickler.seen_types = seen, seen_types
+        pickler.seen, pickler.seen_types, pickler.then = seen, seen_types, then
         pickler.dump(obj)
         stream = pickler.buffer.getvalue()
         return stream, pickler.opaque
     finally:
-        pickler.seen = None
+        pickler.seen = pickler.then = None
         # clear_memo() zeroes the whole memo table, and the table never shrinks: after one
         # large value, every later tiny fingerprint on this thread would pay for it (640 us
         # instead of 3 after a 200k-object list). So a pickler that memoized more than
@@ -194,16 +199,18 @@ def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...]
 
 
 def fingerprint(obj: Any, limits: Limits = DEFAULT_LIMITS, seen: list[Any] | None = None,
-                seen_types: tuple[type, ...] = ()) -> Fingerprint:
+                seen_types: tuple[type, ...] = (), then: dict[int, Any] | None = None) -> Fingerprint:
     """Fingerprint *obj*. Never raises for the value's sake; unreadable parts are marked.
 
     *seen*: a list that gets every object of *seen_types* the fingerprint met (the
     tensors and arrays of a snapshot, found by the same C-speed pass, no second walk).
+    *then*: the reductions of some tensors/arrays in it as read earlier (:func:`encode`): the
+    value as it was then, when only those can have changed since.
     """
     exact = True
     guard.enter()  # the state methods pickling calls are part of this value, not handovers of their own
     try:
-        stream, opaque = encode(obj, seen, seen_types)
+        stream, opaque = encode(obj, seen, seen_types, then)
     except Exception:
         if seen is not None:
             seen.clear()  # the walk's shadows are not the objects: the caller walks itself

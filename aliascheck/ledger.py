@@ -235,7 +235,9 @@ class Ledger:
             live = None
         del shared
         buffers: list[Any] = []
-        fp = fingerprint(obj, seen=buffers, seen_types=probe.buffer_types())
+        # New but for live buffers: only they can change in a way that matters, and their reductions are
+        # the check; the fingerprint to diff with is made if one of them ever changes (Record._as_handed).
+        fp = fingerprint(obj, seen=buffers, seen_types=probe.buffer_types()) if live is None else None
         owner_type = type(owner)
         where = sites.capture()
         # A string owner is a name the user gave (the fixture's watch(obj, owner="cache")).
@@ -244,7 +246,8 @@ class Ledger:
             self.stats.handovers += 1
             self.stats.owners[owner_name] += 1
             prev = self.records.get(id(obj))
-            if prev is not None and prev.obj is obj:
+            if prev is not None and prev.obj is obj:  # recorded, so not new: fingerprinted above
+                assert fp is not None
                 judge.rehandover(self, prev, fp, local_refs)
                 return
             judge.earlier_inside(self, obj)
@@ -256,7 +259,8 @@ class Ledger:
                 rec.live = live
             self.records[id(obj)] = rec
             self._drop_previous(id(owner), rec)
-            self._note_unverifiable(rec)
+            if live is None or any(handlers.unreadable(then) for _, then in live):
+                self._note_unverifiable(rec)
             if live is None:
                 self._index_parts(rec, inner, buffers)
             else:  # the rest is new: only a holder can change it, so no load of it is judged again
@@ -355,7 +359,9 @@ class Ledger:
                 # state_dict() transplanted, copy.copy through __getstate__/__setstate__): the
                 # parts that node kept are shared by two live owners, whoever else holds them.
                 known.adopter = weak(node)
-                known.live = None  # its new parts are that node's live state now: checked whole
+                if known.live is not None:  # its new parts are that node's live state now: checked whole
+                    known.fp = known.fp  # made now, from its buffers as handed over
+                    known.live = None
                 return now
             # Judged while the caller (or another node) holds it too, as any snapshot:
             # a node that adopted a checkpoint nobody else keeps may write into it.

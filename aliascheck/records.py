@@ -9,7 +9,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .fingerprint import Fingerprint
+from .fingerprint import Fingerprint, fingerprint
 from .sites import Where
 
 
@@ -43,7 +43,9 @@ class Record:
     thread: Any  # the giver's thread: its name (the ledger), or the Thread itself (a message: its ident matters)
     test: str | None
     obj: Any  # what is compared: the value, or a call's (args, kwargs)
-    fp: Fingerprint  # the value when handed over (FLAT when ``flat`` holds it)
+    # The value when handed over (FLAT when ``flat`` holds it). Left unset for a snapshot new but for
+    # its ``live`` buffers: made when first read, from the snapshot with those buffers as they were.
+    fp: Fingerprint
     owner: Any  # who gave it: a weak reference (or a callable returning None)
     owner_type: type | None
     nested: Sequence[tuple[int, str, str, type]]  # (id, owner name, label, type) of inner state_dicts
@@ -73,7 +75,7 @@ class Record:
     ledger: Any  # the ledger an adapter's record reports to (the one recording when it was made)
 
     def __init__(self, owner_name: str, label: str, kind: str, where: Where, thread: str, test: str | None,
-                 obj: Any, fp: Fingerprint, owner: Any, always: bool) -> None:
+                 obj: Any, fp: Fingerprint | None, owner: Any, always: bool) -> None:
         self.owner_name = owner_name
         self.label = label
         self.kind = kind
@@ -81,7 +83,8 @@ class Record:
         self.thread = thread
         self.test = test
         self.obj = obj
-        self.fp = fp
+        if fp is not None:
+            self.fp = fp
         self.owner = weak(owner)
         self.owner_type = None if isinstance(owner, str) else type(owner)
         self.always = always
@@ -94,10 +97,23 @@ class Record:
     if not TYPE_CHECKING:  # hidden from mypy, which would then allow any attribute
         def __getattr__(self, name: str) -> Any:
             """An unset slot reads as its default: records are made often, and most fields stay unset."""
+            if name == "fp":
+                return self._as_handed()
             try:
                 return DEFAULTS[name]
             except KeyError:
                 raise AttributeError(name) from None
+
+    def _as_handed(self) -> Fingerprint:
+        """The fingerprint of a snapshot new but for its live buffers, as handed over: the snapshot
+        now, its live buffers read as they were then. Its new containers are the holder's to edit
+        (never a finding), so only the buffers can have changed in a way that matters; it is made
+        when a check first needs it (a buffer changed, a load, a report), not at every handover."""
+        live = self.live
+        if live is None:
+            raise AttributeError("fp")
+        fp = self.fp = fingerprint(self.obj, then={id(part): then for part, then in live})
+        return fp
 
 
 # The fields a record leaves unset until someone sets them, and what they read as meanwhile.

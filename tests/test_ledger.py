@@ -8,9 +8,11 @@ import pytest
 
 from aliascheck import ledger as ledger_mod
 from aliascheck.config import Options
+from aliascheck.fingerprint import fingerprint
 from aliascheck.instrument import instrument, patch
 from aliascheck.ledger import Ledger, Settings
 from aliascheck.probe import aliases, parts, refcount, references_from, trust, trusted
+from aliascheck.records import Record
 from aliascheck.session import Session
 
 
@@ -378,6 +380,9 @@ def test_a_snapshot_fresh_but_for_a_kept_tensor_is_checked_by_that_tensor_alone(
         rec = s.ledger.records[id(snapshot)]
         assert [part for part, _ in rec.live] == [node.kept]
         assert [part for _, part in rec.indexed] == [node.kept]  # the new rest is not followed
+        with pytest.raises(AttributeError):  # no fingerprint made at the handover: only if one changes
+            Record.__dict__["fp"].__get__(rec, Record)
+        before = fingerprint(snapshot).shadow()["g_state"]
         fingerprints = []
         real = ledger_mod.fingerprint
         monkeypatch.setattr(ledger_mod, "fingerprint", lambda *a, **k: fingerprints.append(1) or real(*a, **k))
@@ -385,8 +390,11 @@ def test_a_snapshot_fresh_but_for_a_kept_tensor_is_checked_by_that_tensor_alone(
         assert s.ledger.verify(snapshot, "delivery") is False and fingerprints == []
         node.kept.add_(1)  # the node writes into the tensor the snapshot shares
         assert s.ledger.verify(snapshot, "delivery") is True and fingerprints == [1]
-        assert [(f.kind, f.path, f.check) for f in s.end_test(0) if f.severity == "error"] == [
-            ("mutation", "['g_state']", "delivery")]
+        after = fingerprint(snapshot).shadow()["g_state"]
+        found = [f for f in s.end_test(0) if f.severity == "error"]
+        assert [(f.kind, f.path, f.check) for f in found] == [("mutation", "['g_state']", "delivery")]
+        # The diff's "before" is the tensor as handed over; the holder's own edit is not in it.
+        assert before != after and found[0].before != found[0].after and found[0].more == 0
     finally:
         s.stop()
         undo()
