@@ -29,7 +29,7 @@ def test_resume(run, prefetch):
 """
 
 
-def seed(pytester: pytest.Pytester, runs: int = 100, prefetch=(1, 3), copy: bool = False) -> None:
+def seed(pytester: pytest.Pytester, runs: int = 50, prefetch=(1, 3), copy: bool = False) -> None:
     pytester.makepyfile(seed_source=SOURCE, test_seed=SEED.format(runs=runs, prefetch=list(prefetch), copy=copy))
 
 
@@ -40,10 +40,10 @@ def report(pytester: pytest.Pytester, name: str = "report.json") -> dict:
 def test_the_prefetcher_seed_fails_every_run_with_owner_and_path(pytester):
     seed(pytester)
     result = pytester.runpytest("--aliascheck", "--aliascheck-report=report.json", "-p", "no:cacheprovider")
-    result.assert_outcomes(failed=200)
+    result.assert_outcomes(failed=100)
     data = report(pytester)
     flagged = {f["test"] for f in data["findings"] if f["kind"] == "mutation" and f["severity"] == "error"}
-    assert len(flagged) == 200
+    assert len(flagged) == 100
     for f in data["findings"]:
         assert f["owner"] == "seed_source.MutableSource"
         assert f["path"] == "['index']"
@@ -60,7 +60,7 @@ def test_the_prefetcher_seed_fails_every_run_with_owner_and_path(pytester):
         "*fix:      seed_source.py:*: return a copy of state from MutableSource.get_state(), not the live object",
         "*aliascheck: bugs*",
         "[[]mutation] seed_source.MutableSource.get_state (seed_source.py:*) hands out live state; *",
-        "aliascheck: 200 tests, * handovers recorded, * checked: 1 bug (* occurrences in 200 tests), 0 warnings, *",
+        "aliascheck: 100 tests, * handovers recorded, * checked: 1 bug (* occurrences in 100 tests), 0 warnings, *",
     ])
 
 
@@ -68,10 +68,10 @@ def test_the_prefetcher_seed_fails_every_run_with_owner_and_path(pytester):
 def test_a_source_that_returns_a_copy_is_clean_every_run(pytester):
     seed(pytester, copy=True)
     result = pytester.runpytest("--aliascheck", "--aliascheck-report=report.json", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=200)
+    result.assert_outcomes(passed=100)
     data = report(pytester)
     assert data["findings"] == []
-    assert data["handovers"] > 400 and data["checked"] > 200
+    assert data["handovers"] > 200 and data["checked"] > 100
     assert "seed_source.MutableSource" in data["owners"]
 
 
