@@ -115,6 +115,8 @@ def _held_in_fork(obj: Any, ignore: set[int], modules: bool, depth: int = 10, wi
     Past the bounds, it counts as held, as everywhere else.
     """
     seen = set(ignore) | {id(obj)}
+    if not modules and (reached := _reached(obj, seen, depth)) is not None:
+        return reached
     level = [obj]
     for step in range(depth):
         if any(map(sites.held_by_callers, level)):
@@ -141,6 +143,60 @@ def _held_in_fork(obj: Any, ignore: set[int], modules: bool, depth: int = 10, wi
             return True
         level = following
     return True
+
+
+REACH_CAP = 1 << 15  # objects a forward look from the callers' locals visits before it gives up
+
+
+def _reached(obj: Any, skip: set[int], depth: int) -> bool | None:
+    """:func:`_held_in_fork` without modules, looked at the other way: whether a local of a frame
+    this child runs reaches *obj* within *depth* - 1 references, through none of the objects the
+    walk back passes over (*skip*, frames, modules, functions, records, aliascheck's own, the
+    process's own arguments). None past :data:`REACH_CAP` objects: the caller walks back.
+
+    Each step back is a scan of the whole heap (``gc.get_referrers``, ~20 ms with torch imported;
+    a forked worker's loaded state sits several levels under the parent's frozen objects). Each
+    step forward costs only what it visits, from the few locals of the frames that still run. A
+    chain found either way is the same chain; past the walk back's own bounds (width, depth) it
+    said "held" without knowing, and this look knows.
+    """
+    target = id(obj)
+    seen = set(skip)
+    seen.discard(target)
+    level = []
+    for value in sites.callers_locals():
+        if value is obj:
+            return True
+        if id(value) not in seen and gc.is_tracked(value) and not _passed_over(value):
+            seen.add(id(value))
+            level.append(value)
+    visited = len(level)
+    for _ in range(depth - 1):
+        if not level:
+            return False
+        following = []
+        for ref in gc.get_referents(*level):
+            key = id(ref)
+            if key == target:
+                return True
+            if key in seen:
+                continue
+            seen.add(key)
+            # Untracked by the collector (atoms, containers of atoms only): no holder of anything
+            # tracked, and invisible to the walk back's gc.get_referrers as well.
+            if gc.is_tracked(ref) and not _passed_over(ref):
+                following.append(ref)
+        visited += len(following)
+        if visited > REACH_CAP:
+            return None
+        level = following
+    return False
+
+
+def _passed_over(ref: Any) -> bool:
+    """What a look for a forked child's holders passes over (in :func:`_held_in_fork`, both ways)."""
+    return (isinstance(ref, (*_PASSING, types.ModuleType, types.FunctionType)) or _call_record(ref) or _ours(ref)
+            or _started_with(ref))
 
 
 def _started_with(ref: Any) -> bool:

@@ -10,7 +10,7 @@ import dis
 import os
 import sys
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -270,14 +270,22 @@ def inherited() -> bool:
 
 def held_by_callers(obj: object) -> bool:
     """Whether a local variable of a frame in this thread's stack (outside aliascheck) is *obj*."""
-    frame: FrameType | None = sys._getframe(1)
+    return any(any(v is obj for v in frame.f_locals.values()) for frame in _callers(sys._getframe(1)))
+
+
+def callers_locals() -> list[Any]:
+    """The values of the local variables :func:`held_by_callers` looks at."""
+    return [v for frame in _callers(sys._getframe(1)) for v in frame.f_locals.values()]
+
+
+def _callers(frame: FrameType | None) -> Iterator[FrameType]:
+    """This thread's frames from *frame* out that can still hold a value: not aliascheck's, not
+    copy's or pickle's passing it through, not a forked child's inherited frames."""
     while frame is not None:
         file = frame.f_code.co_filename
-        if (not is_ours(file) and file not in _PASSING and id(frame) not in _dead
-                and any(v is obj for v in frame.f_locals.values())):
-            return True
+        if not is_ours(file) and file not in _PASSING and id(frame) not in _dead:
+            yield frame
         frame = frame.f_back
-    return False
 
 
 # Where code that is not the user's lives: the standard library and installed packages.

@@ -475,3 +475,54 @@ def test_a_fork_outside_multiprocessing_falls_back_and_says_so_once(pytester: py
     result = pytester.runpytest_subprocess(*RUN)
     result.assert_outcomes(passed=1)
     assert result.stdout.str().count("cannot tell which of the frames it inherited") == 1
+
+
+
+
+def _holders_both_ways(keep, skip, monkeypatch):
+    """_held_in_fork's answer for ``keep["state"]``, looked at forwards (from the callers' locals) and
+    backwards (referrers). Never inside an assert: pytest's rewriting keeps its operands in locals."""
+    import aliascheck.keepers as keepers
+
+    forward = keepers._reached(keep["state"], set(skip) | {id(keep["state"])}, 10)
+    with monkeypatch.context() as m:
+        m.setattr(keepers, "_reached", lambda *args: None)
+        backward = keepers._held_in_fork(keep["state"], set(skip), modules=False)
+    return forward, backward
+
+
+def test_a_forked_childs_holders_are_the_same_looked_at_forwards_or_backwards(monkeypatch):
+    """The forward look from the running frames' locals answers as the walk back does: a chain
+    from a local holds; one through a passed-over object (the owner's attributes, a module) or no
+    chain at all does not. (Outside a fork every frame runs: the same look, with nothing dead.)"""
+    import types
+
+    keep = {"state": {"i": 1}}
+    skip = {id(keep)}
+    holder = {"a": [{"b": keep["state"]}]}  # held by a local through a dict, a list and a dict
+    through_containers = _holders_both_ways(keep, skip, monkeypatch)
+    del holder
+    passed_over = _holders_both_ways(keep, skip, monkeypatch)  # only by a container passed over
+    module = types.ModuleType("history")
+    module.kept = [keep["state"]]  # a loaded state is not held by what a module reaches in a child
+    through_a_module = _holders_both_ways(keep, skip, monkeypatch)
+    state = keep["state"]  # a local that is the state itself
+    itself = _holders_both_ways(keep, skip, monkeypatch)
+    assert through_containers == (True, True)
+    assert passed_over == (False, False)
+    assert through_a_module == (False, False)
+    assert itself == (True, True)
+    assert state is module.kept[0]
+
+
+def test_the_forward_look_gives_up_past_its_cap_and_the_walk_back_answers(monkeypatch):
+    import aliascheck.keepers as keepers
+
+    keep = {"state": {"i": 1}}
+    wide = [{"n": i} for i in range(50)]  # a local reaching 50 containers, none of them the state
+    within = keepers._reached(keep["state"], {id(keep)}, 10)
+    monkeypatch.setattr(keepers, "REACH_CAP", 10)
+    past = keepers._reached(keep["state"], {id(keep)}, 10)
+    walked_back = keepers._held_in_fork(keep["state"], {id(keep)}, modules=False)
+    assert (within, past, walked_back) == (False, None, False)
+    assert len(wide) == 50
