@@ -126,7 +126,7 @@ def _held_in_fork(obj: Any, ignore: set[int], modules: bool, depth: int = 10, wi
         seen.add(id(referrers))
         following = []
         for ref in referrers:
-            if id(ref) in seen or isinstance(ref, _PASSING) or _call_record(ref) or _ours(ref) or _started_with(ref):
+            if id(ref) in seen or _bookkeeping(ref):
                 continue
             if isinstance(ref, (types.ModuleType, types.FunctionType)):  # a function: through its __globals__
                 # A module's global or a container in one (a history list the worker appends to)
@@ -194,9 +194,15 @@ def _reached(obj: Any, skip: set[int], depth: int) -> bool | None:
 
 
 def _passed_over(ref: Any) -> bool:
-    """What a look for a forked child's holders passes over (in :func:`_held_in_fork`, both ways)."""
-    return (isinstance(ref, (*_PASSING, types.ModuleType, types.FunctionType)) or _call_record(ref) or _ours(ref)
-            or _started_with(ref))
+    """What the forward look passes over: what the walk back does, and modules and functions (no
+    holders of a loaded state in a child)."""
+    return isinstance(ref, (types.ModuleType, types.FunctionType)) or _bookkeeping(ref)
+
+
+def _bookkeeping(ref: Any) -> bool:
+    """No holder in a forked child, either way: a frame (its locals are looked at directly), an
+    unpickler, a mock's call record, aliascheck's own, the process's own start arguments."""
+    return isinstance(ref, _PASSING) or _call_record(ref) or _ours(ref) or _started_with(ref)
 
 
 def _started_with(ref: Any) -> bool:
