@@ -174,8 +174,11 @@ def _reached(obj: Any, skip: set[int], depth: int) -> bool | None:
     for _ in range(depth - 1):
         if not level:
             return False
+        referents = gc.get_referents(*level)
+        if visited + len(referents) > REACH_CAP:  # before a Python loop over them: a local may be huge
+            return None
         following = []
-        for ref in gc.get_referents(*level):
+        for ref in referents:
             key = id(ref)
             if key == target:
                 return True

@@ -521,8 +521,11 @@ def test_the_forward_look_gives_up_past_its_cap_and_the_walk_back_answers(monkey
     keep = {"state": {"i": 1}}
     wide = [{"n": i} for i in range(50)]  # a local reaching 50 containers, none of them the state
     within = keepers._reached(keep["state"], {id(keep)}, 10)
+    huge = list(range(keepers.REACH_CAP + 1))  # a local with more parts than the cap: not looped over
+    past_a_huge_local = keepers._reached(keep["state"], {id(keep)}, 10)
+    del huge
     monkeypatch.setattr(keepers, "REACH_CAP", 10)
     past = keepers._reached(keep["state"], {id(keep)}, 10)
     walked_back = keepers._held_in_fork(keep["state"], {id(keep)}, modules=False)
-    assert (within, past, walked_back) == (False, None, False)
+    assert (within, past_a_huge_local, past, walked_back) == (False, None, None, False)
     assert len(wide) == 50
