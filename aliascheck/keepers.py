@@ -175,7 +175,7 @@ def _reached(obj: Any, skip: set[int], depth: int) -> bool | None:
         if not level:
             return False
         referents = gc.get_referents(*level)
-        if visited + len(referents) > REACH_CAP:  # before a Python loop over them: a local may be huge
+        if len(referents) > REACH_CAP:  # before a Python loop over them: a local may be huge
             return None
         following = []
         for ref in referents:

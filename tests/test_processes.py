@@ -479,43 +479,65 @@ def test_a_fork_outside_multiprocessing_falls_back_and_says_so_once(pytester: py
 
 
 
-def _holders_both_ways(keep, skip, monkeypatch):
+
+def _alone(look):
+    """*look*() run in a thread of its own: the frames the forward look starts from are then its
+    own, not the test runner's (whose locals reach the whole session, more under xdist)."""
+    import threading
+
+    out = []
+    worker = threading.Thread(target=lambda: out.append(look()))
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive() and len(out) == 1
+    return out[0]
+
+
+def _holders_both_ways(keep, skip):
     """_held_in_fork's answer for ``keep["state"]``, looked at forwards (from the callers' locals) and
     backwards (referrers). Never inside an assert: pytest's rewriting keeps its operands in locals."""
     import aliascheck.keepers as keepers
 
     forward = keepers._reached(keep["state"], set(skip) | {id(keep["state"])}, 10)
-    with monkeypatch.context() as m:
-        m.setattr(keepers, "_reached", lambda *args: None)
+    looked = keepers._reached
+    keepers._reached = lambda *args: None
+    try:
         backward = keepers._held_in_fork(keep["state"], set(skip), modules=False)
+    finally:
+        keepers._reached = looked
     return forward, backward
 
 
-def test_a_forked_childs_holders_are_the_same_looked_at_forwards_or_backwards(monkeypatch):
-    """The forward look from the running frames' locals answers as the walk back does: a chain
-    from a local holds; one through a passed-over object (the owner's attributes, a module) or no
-    chain at all does not. (Outside a fork every frame runs: the same look, with nothing dead.)"""
+def _shapes():
     import types
 
     keep = {"state": {"i": 1}}
     skip = {id(keep)}
     holder = {"a": [{"b": keep["state"]}]}  # held by a local through a dict, a list and a dict
-    through_containers = _holders_both_ways(keep, skip, monkeypatch)
+    through_containers = _holders_both_ways(keep, skip)
     del holder
-    passed_over = _holders_both_ways(keep, skip, monkeypatch)  # only by a container passed over
+    passed_over = _holders_both_ways(keep, skip)  # only by a container passed over
     module = types.ModuleType("history")
     module.kept = [keep["state"]]  # a loaded state is not held by what a module reaches in a child
-    through_a_module = _holders_both_ways(keep, skip, monkeypatch)
+    through_a_module = _holders_both_ways(keep, skip)
     state = keep["state"]  # a local that is the state itself
-    itself = _holders_both_ways(keep, skip, monkeypatch)
+    itself = _holders_both_ways(keep, skip)
+    assert state is module.kept[0]
+    return through_containers, passed_over, through_a_module, itself
+
+
+def test_a_forked_childs_holders_are_the_same_looked_at_forwards_or_backwards():
+    """The forward look from the running frames' locals answers as the walk back does: a chain
+    from a local holds; one through a passed-over object (the owner's attributes, a module) or no
+    chain at all does not. (Outside a fork every frame runs: the same look, with nothing dead.)"""
+    through_containers, passed_over, through_a_module, itself = _alone(_shapes)
     assert through_containers == (True, True)
     assert passed_over == (False, False)
     assert through_a_module == (False, False)
     assert itself == (True, True)
-    assert state is module.kept[0]
 
 
-def test_the_forward_look_gives_up_past_its_cap_and_the_walk_back_answers(monkeypatch):
+def _capped():
     import aliascheck.keepers as keepers
 
     keep = {"state": {"i": 1}}
@@ -524,8 +546,15 @@ def test_the_forward_look_gives_up_past_its_cap_and_the_walk_back_answers(monkey
     huge = list(range(keepers.REACH_CAP + 1))  # a local with more parts than the cap: not looped over
     past_a_huge_local = keepers._reached(keep["state"], {id(keep)}, 10)
     del huge
-    monkeypatch.setattr(keepers, "REACH_CAP", 10)
-    past = keepers._reached(keep["state"], {id(keep)}, 10)
-    walked_back = keepers._held_in_fork(keep["state"], {id(keep)}, modules=False)
-    assert (within, past_a_huge_local, past, walked_back) == (False, None, None, False)
+    cap, keepers.REACH_CAP = keepers.REACH_CAP, 10
+    try:
+        past = keepers._reached(keep["state"], {id(keep)}, 10)
+        walked_back = keepers._held_in_fork(keep["state"], {id(keep)}, modules=False)
+    finally:
+        keepers.REACH_CAP = cap
     assert len(wide) == 50
+    return within, past_a_huge_local, past, walked_back
+
+
+def test_the_forward_look_gives_up_past_its_cap_and_the_walk_back_answers():
+    assert _alone(_capped) == (False, None, None, False)
