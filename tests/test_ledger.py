@@ -46,7 +46,7 @@ class Outer:
 
 @pytest.fixture
 def session():
-    undo = [instrument(Counter), instrument(Outer)]
+    undo = [instrument(Counter), instrument(Outer), instrument(Sampler), instrument(Resumer)]
     s = Session(Options(enabled=True))
     s.start()
     s.begin_test("t")
@@ -341,23 +341,15 @@ class Sampler:
         return {"g_state": self.kept if self.keep else self.g.get_state(), "offset": 0}
 
 
-def test_a_state_with_a_new_tensor_is_counted_not_recorded_and_a_live_one_is_judged():
-    undo = instrument(Sampler)
-    s = Session(Options(enabled=True))
-    s.start()
-    try:
-        s.begin_test("t")
-        new, live = Sampler(keep=False), Sampler(keep=True)
-        held = [new.state_dict()]
-        assert s.ledger.records == {} and s.ledger.stats.handovers == 1
-        held.append(live.state_dict())
-        assert len(s.ledger.records) == 1
-        live.kept.zero_()  # the node writes into the tensor its snapshot shares
-        assert [(f.kind, f.path) for f in s.end_test(0) if f.severity == "error"] == [
-            ("mutation", "['g_state']")]
-    finally:
-        s.stop()
-        undo()
+def test_a_state_with_a_new_tensor_is_counted_not_recorded_and_a_live_one_is_judged(session):
+    new, live = Sampler(keep=False), Sampler(keep=True)
+    held = [new.state_dict()]
+    assert session.ledger.records == {} and session.ledger.stats.handovers == 1
+    held.append(live.state_dict())
+    assert len(session.ledger.records) == 1
+    live.kept.zero_()  # the node writes into the tensor its snapshot shares
+    assert [(f.kind, f.path) for f in session.end_test(0) if f.severity == "error"] == [
+        ("mutation", "['g_state']")]
 
 
 def test_a_nested_state_made_of_fresh_inner_states_is_counted_not_recorded(session):
@@ -367,37 +359,29 @@ def test_a_nested_state_made_of_fresh_inner_states_is_counted_not_recorded(sessi
     assert errors(session.end_test(0)) == [] and held["k"] == 1
 
 
-def test_a_snapshot_fresh_but_for_a_kept_tensor_is_checked_by_that_tensor_alone(monkeypatch):
+def test_a_snapshot_fresh_but_for_a_kept_tensor_is_checked_by_that_tensor_alone(session, monkeypatch):
     """Only the tensor the node also refers to can change by another hand: a check re-reads it
     alone, and still catches its change; the holder's edit of its own new dict is not a finding."""
-    undo = instrument(Sampler)
-    s = Session(Options(enabled=True))
-    s.start()
-    try:
-        s.begin_test("t")
-        node = Sampler(keep=True)
-        snapshot = node.state_dict()
-        rec = s.ledger.records[id(snapshot)]
-        assert [part for part, _ in rec.live] == [node.kept]
-        assert [part for _, part in rec.indexed] == [node.kept]  # the new rest is not followed
-        with pytest.raises(AttributeError):  # no fingerprint made at the handover: only if one changes
-            Record.__dict__["fp"].__get__(rec, Record)
-        before = fingerprint(snapshot).shadow()["g_state"]
-        fingerprints = []
-        real = ledger_mod.fingerprint
-        monkeypatch.setattr(ledger_mod, "fingerprint", lambda *a, **k: fingerprints.append(1) or real(*a, **k))
-        snapshot["offset"] = 7  # the holder's own container
-        assert s.ledger.verify(snapshot, "delivery") is False and fingerprints == []
-        node.kept.add_(1)  # the node writes into the tensor the snapshot shares
-        assert s.ledger.verify(snapshot, "delivery") is True and fingerprints == [1]
-        after = fingerprint(snapshot).shadow()["g_state"]
-        found = [f for f in s.end_test(0) if f.severity == "error"]
-        assert [(f.kind, f.path, f.check) for f in found] == [("mutation", "['g_state']", "delivery")]
-        # The diff's "before" is the tensor as handed over; the holder's own edit is not in it.
-        assert before != after and found[0].before != found[0].after and found[0].more == 0
-    finally:
-        s.stop()
-        undo()
+    node = Sampler(keep=True)
+    snapshot = node.state_dict()
+    rec = session.ledger.records[id(snapshot)]
+    assert [part for part, _ in rec.live] == [node.kept]
+    assert [part for _, part in rec.indexed] == [node.kept]  # the new rest is not followed
+    with pytest.raises(AttributeError):  # no fingerprint made at the handover: only if one changes
+        Record.__dict__["fp"].__get__(rec, Record)
+    before = fingerprint(snapshot).shadow()["g_state"]
+    fingerprints = []
+    real = ledger_mod.fingerprint
+    monkeypatch.setattr(ledger_mod, "fingerprint", lambda *a, **k: fingerprints.append(1) or real(*a, **k))
+    snapshot["offset"] = 7  # the holder's own container
+    assert session.ledger.verify(snapshot, "delivery") is False and fingerprints == []
+    node.kept.add_(1)  # the node writes into the tensor the snapshot shares
+    assert session.ledger.verify(snapshot, "delivery") is True and fingerprints == [1]
+    after = fingerprint(snapshot).shadow()["g_state"]
+    found = [f for f in session.end_test(0) if f.severity == "error"]
+    assert [(f.kind, f.path, f.check) for f in found] == [("mutation", "['g_state']", "delivery")]
+    # The diff's "before" is the tensor as handed over; the holder's own edit is not in it.
+    assert before != after and found[0].before != found[0].after and found[0].more == 0
 
 
 class Resumer(Sampler):
@@ -410,23 +394,14 @@ class Resumer(Sampler):
         self.state["offset"] += 1
 
 
-def test_a_snapshot_new_but_for_a_tensor_loaded_into_a_node_that_keeps_it_is_judged_whole():
+def test_a_snapshot_new_but_for_a_tensor_loaded_into_a_node_that_keeps_it_is_judged_whole(session):
     """Once another node adopted it, its new parts are that node's live state too: a write there
     is a change of a snapshot shared by two live owners, not the holder's own edit."""
-    undo = [instrument(Sampler), instrument(Resumer)]
-    s = Session(Options(enabled=True))
-    s.start()
-    try:
-        s.begin_test("t")
-        source = Resumer(keep=True)
-        snapshot = source.state_dict()
-        assert s.ledger.records[id(snapshot)].live is not None
-        other = Resumer(keep=True)
-        other.load_state_dict(snapshot)
-        other.step()
-        assert [(f.kind, f.path) for f in s.end_test(0) if f.severity == "error"] == [
-            ("mutation", "['offset']")]
-    finally:
-        s.stop()
-        for u in undo:
-            u()
+    source = Resumer(keep=True)
+    snapshot = source.state_dict()
+    assert session.ledger.records[id(snapshot)].live is not None
+    other = Resumer(keep=True)
+    other.load_state_dict(snapshot)
+    other.step()
+    assert [(f.kind, f.path) for f in session.end_test(0) if f.severity == "error"] == [
+        ("mutation", "['offset']")]
