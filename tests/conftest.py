@@ -1,4 +1,16 @@
+import pytest
+
 pytest_plugins = "pytester"
 
 # Fixture packages (tests/data/sweep_pkg holds a test module the sweep must skip) are data, not tests.
 collect_ignore = ["data"]
+
+
+@pytest.fixture(autouse=True)
+def _pytester_runs_without_hypothesis(request: pytest.FixtureRequest) -> None:
+    """A pytester run does not load hypothesis's pytest plugin: no test file it runs uses hypothesis,
+    and importing it took ~1 s of each subprocess run's ~1.5 s start-up (a few hundred runs a suite).
+    pytester discards the outer PYTEST_ADDOPTS, so this is set after it is made."""
+    if "pytester" in request.fixturenames:
+        request.getfixturevalue("pytester")
+        request.getfixturevalue("monkeypatch").setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")

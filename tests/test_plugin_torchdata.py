@@ -193,7 +193,8 @@ def test_any_prefetch_factor(prefetch):
 """
 
 
-def test_hypothesis_tests_run_clean(pytester):
+def test_hypothesis_tests_run_clean(pytester, monkeypatch):
+    monkeypatch.delenv("PYTEST_ADDOPTS")  # with hypothesis's pytest plugin, as its users run it (conftest.py)
     pytester.makepyfile(seed_source=SOURCE, test_hyp=HYPOTHESIS)
     result = pytester.runpytest("--aliascheck", "-p", "no:cacheprovider", "--timeout=60")
     result.assert_outcomes(passed=1)
