@@ -9,7 +9,7 @@ collect_ignore = ["data"]
 @pytest.fixture(autouse=True)
 def _pytester_runs_without_hypothesis(request: pytest.FixtureRequest) -> None:
     """A pytester run does not load hypothesis's pytest plugin: no test file it runs uses hypothesis,
-    and importing it took ~1 s of each subprocess run's ~1.5 s start-up (a few hundred runs a suite).
+    and importing it took ~1 s of each subprocess run's ~1.5 s start-up (the suite: 290 s -> 247 s at -n 2).
     pytester discards the outer PYTEST_ADDOPTS, so this is set after it is made."""
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester")
