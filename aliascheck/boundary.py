@@ -3,7 +3,7 @@
 No state protocol is involved. The project's code is marked at import (:mod:`aliascheck.rewrite`),
 and each marked statement reports here once it has run:
 
-- :func:`kept` / :func:`appended`: a value stored into a container or an attribute;
+- :func:`kept`: a value stored into a container or an attribute;
 - :func:`bound`: a call's result bound to a name;
 - :func:`copied`: an explicit shallow copy bound to a name;
 - :func:`wrote`: the project's own in-place write to an object.
@@ -31,7 +31,9 @@ from collections.abc import Iterable
 from typing import Any
 
 import aliascheck.guard as guard
+import aliascheck.instrument as instrument
 import aliascheck.judge as judge
+import aliascheck.sites as sites
 
 from . import mutability
 from .diff import Change, diff
@@ -73,7 +75,8 @@ class _Keep:
     __slots__ = ("ref", "key", "how", "site", "epoch", "giver")
 
     def __init__(self, keeper: Any, key: Any, how: str, site: int) -> None:
-        self.ref: Any = _reference(keeper)  # weak when it can be: a keep must not keep its keeper alive
+        # Weak when it can be: a keep must not keep its keeper alive.
+        self.ref: Any = _reference(keeper) if keeper is not None else _GONE
         self.key = key
         self.how = how  # item, attr, name
         self.site = site
@@ -86,7 +89,7 @@ class _Keep:
 
     @property
     def strong(self) -> bool:
-        return type(self.ref) is _Strong
+        return type(self.ref) is _Strong and self.ref is not _GONE
 
 
 class _Last(tuple[Any, int, bool]):
@@ -133,6 +136,9 @@ class _Strong:
 def _reference(obj: Any) -> Any:
     """A weak reference to *obj*, or a strong one where its type allows no other (a dict, a list)."""
     return weakref.ref(obj) if _weak(type(obj)) else _Strong(obj)
+
+
+_GONE = _Strong(None)  # the reference of a keeper not kept (a function's frame)
 
 
 def _weak(kind: type) -> bool:
@@ -189,8 +195,9 @@ _ledger: Any = None
 
 
 def start(ledger: Any) -> None:
-    global _on, _ledger, _test
+    global _on, _ledger, _test, ADOPTING
     _ledger, _test, _on = ledger, _Test(), True
+    ADOPTING = ledger.adopters if ledger is not None else {}
     WATCHED.clear()
     SEEN.clear()
     for module, names in (("torch", ("Tensor",)), ("torch.nn", ("Parameter",)), ("numpy", ("ndarray",))):
@@ -202,8 +209,8 @@ def start(ledger: Any) -> None:
 
 
 def stop() -> None:
-    global _on, _ledger, _test
-    _on, _ledger, _test = False, None, _Test()
+    global _on, _ledger, _test, ADOPTING
+    _on, _ledger, _test, ADOPTING = False, None, _Test(), {}
     WATCHED.clear()
     SEEN.clear()
 
@@ -319,7 +326,9 @@ def loop(iterable: Any, site: int) -> Any:
     """``for x in iterable`` starts: is it the project's own generator? Returns *iterable* itself."""
     if _on:
         try:
-            code = getattr(iterable, "gi_code", None)
+            # A generator's code, read only from a generator itself: any other object's attributes are
+            # the program's own code (``__getattr__``), never run by aliascheck.
+            code = iterable.gi_code if type(iterable) is types.GeneratorType else None
             if code is not None and _in_project(code.co_filename):
                 FED.add(site)
             else:
@@ -338,21 +347,6 @@ def through(result: Any, keeper: Any, value: Any, site: int, root: Any = None, s
     return result
 
 
-def appended(keeper: Any, site: int, root: Any = None) -> None:
-    """``keeper.append(expr)`` ran: the value is the keeper's last item."""
-    if not _on or guard.busy():
-        return
-    _written_by_project(keeper, root)
-    try:
-        value = keeper[-1]
-    except Exception:
-        return
-    if type(value) in mutability.ATOMS or mutability.immutable(value):
-        return
-    others = sys.getrefcount(value) - 3  # the keeper's slot, *value*, getrefcount's argument
-    _keep(keeper, value, None, "item", site, others)
-
-
 def bound(value: Any, site: int, call: str = "") -> None:
     """``name = call(...)`` ran: a view of memory someone else owns, or a container of live objects.
 
@@ -369,8 +363,17 @@ def bound(value: Any, site: int, call: str = "") -> None:
     elif not (_buffer_type(kind) and _view(value)):
         return
     frame = sys._getframe(1)
-    keeper = frame.f_globals if frame.f_code.co_name == "<module>" else frame
+    # A module's name is held by its namespace, a test function's by its frame until the test's end
+    # check (the call phase's end, before any fixture's teardown). Any other function's local is
+    # judged only at the next binding at the same line: its frame is never kept alive.
+    keeper = frame.f_globals if frame.f_code.co_name == "<module>" else frame if _test_frame(frame) else None
     _keep(keeper, value, _sites[site][0], "name", site, 1)
+
+
+def _test_frame(frame: Any) -> bool:
+    """A frame the test runner called directly: the test function's own."""
+    caller = frame.f_back
+    return caller is not None and "_pytest" in caller.f_code.co_filename
 
 
 def copied(copy: Any, source: Any, site: int) -> None:
@@ -450,16 +453,17 @@ def _project_frame() -> Any:
 
 def _giver(site: int, value: Any, frame: Any) -> str:
     """What handed *value* to the project: the library code that called the project's function with
-    it (a hook, a callback), or the call the kept expression made."""
+    it (a hook, a callback), or the call the kept expression made. Told from the kept expression's
+    text and the frame's code: the frame's locals are never read (a locals snapshot would keep
+    them alive)."""
     try:
         code = frame.f_code
         names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-        local = frame.f_locals
         caller = frame.f_back
         text = _extras.get(site)
         expr = text[0] if isinstance(text, tuple) else ""
         root = expr.split(".", 1)[0].split("[", 1)[0]
-        passed = any(local.get(n) is value for n in names) or (root in names and expr != root)
+        passed = root in names
         if caller is not None and passed and not _in_project(caller.f_code.co_filename):
             module = caller.f_globals.get("__name__", "?")
             name = getattr(caller.f_code, "co_qualname", caller.f_code.co_name).partition(".<locals>")[0]
@@ -475,9 +479,10 @@ def _giver(site: int, value: Any, frame: Any) -> str:
 
 def _scalar(value: Any) -> bool:
     """An atom, or a numpy/torch scalar (``a[1]`` of an array): nothing to keep alive."""
-    if type(value) in mutability.ATOMS or isinstance(value, (int, float, complex, str, bytes)):
+    kind = type(value)
+    if kind in mutability.ATOMS or issubclass(kind, (int, float, complex, str, bytes)):
         return True
-    return getattr(value, "ndim", None) == 0 and type(value).__module__ == "numpy"
+    return kind.__module__ == "numpy" and getattr(value, "ndim", None) == 0
 
 
 def _fresh(value: Any) -> bool:
@@ -490,7 +495,7 @@ def _fresh(value: Any) -> bool:
 
 
 def _data(value: Any) -> bool:
-    return type(value) in mutability.CONTAINERS or isinstance(value, (dict, list)) or mutability.is_buffer(value)
+    return issubclass(type(value), (dict, list)) or type(value) in mutability.CONTAINERS or mutability.is_buffer(value)
 
 
 def _view(value: Any) -> bool:
@@ -530,22 +535,57 @@ def _held(rec: Record) -> bool:
         return False
     try:
         if keep.how == "attr":
-            return getattr(keeper, keep.key, None) is value
+            return _attribute(keeper, keep.key) is value
         if keep.how == "name":
-            space = keeper if isinstance(keeper, dict) else keeper.f_locals
+            space = keeper if type(keeper) is dict else keeper.f_locals  # a finished test frame's
             return space.get(keep.key) is value
-        if isinstance(keeper, dict):
-            return any(v is value for v in keeper.values())
-        return id(value) in set(map(id, keeper))
+        return any(part is value for part in _items(keeper))
     except Exception:
         return False
 
 
+def _attribute(obj: Any, name: str) -> Any:
+    """*obj*'s own attribute *name* as stored (its ``__dict__`` entry), no property or ``__getattr__`` run."""
+    space = _own_dict(obj)
+    return space.get(name) if space is not None else None
+
+
+def _own_dict(obj: Any) -> dict[str, Any] | None:
+    for ref in gc.get_referents(obj) if type(obj).__dictoffset__ else ():
+        if type(ref) is dict and ref is _instance_dict(obj):
+            return ref
+    return None
+
+
+def _instance_dict(obj: Any) -> Any:
+    try:
+        return object.__getattribute__(obj, "__dict__")
+    except Exception:
+        return None
+
+
+def _items(keeper: Any) -> list[Any]:
+    """What a keeper holds, read at C level (its type's own ``values``/iteration is never called)."""
+    kind = type(keeper)
+    if issubclass(kind, dict):
+        return list(dict.values(keeper))
+    if issubclass(kind, list):
+        return list(list.__iter__(keeper))
+    if issubclass(kind, collections.deque):
+        return list(collections.deque.__iter__(keeper))
+    return gc.get_referents(keeper)
+
+
 def _changes(rec: Record) -> list[Change]:
-    now = fingerprint(rec.obj)
-    if now == rec.fp or not now.verifiable or not rec.fp.verifiable:
+    """What changed in a kept value. A value that cannot be read back (a reduction through a bound
+    method, a ring deeper than the walk) has no changes to report: never an error in the test."""
+    try:
+        now = fingerprint(rec.obj)
+        if now == rec.fp or not now.verifiable or not rec.fp.verifiable:
+            return []
+        return diff(rec.fp, now, collapse=True, reads=True) or [Change("", "?", "?")]
+    except Exception:  # RecursionError included
         return []
-    return diff(rec.fp, now, collapse=True, reads=True) or [Change("", "?", "?")]
 
 
 def _by_project(rec: Record, epoch: int) -> bool:
@@ -623,11 +663,11 @@ def _position(rec: Record) -> str:
         return keeper_text
     keeper = keep.keeper
     try:
-        if isinstance(keeper, dict):
+        if type(keeper) is dict:
             for k, v in keeper.items():
                 if v is rec.obj:
                     return f"{keeper_text.rpartition('[')[0] or keeper_text}[{k!r}]"
-        else:
+        elif type(keeper) in _SEQUENCES:
             for i, v in enumerate(keeper):
                 if v is rec.obj:
                     return f"{keeper_text}[{i}]"
@@ -652,6 +692,76 @@ def _fix(keeper: str, how: str, value: Any, text: Any) -> str:
     if how == "insert":
         return f"keep a copy: {keeper}.insert(..., {copied})"
     return f"keep a copy: {keeper} = {copied}"
+
+
+# -- a project state method's recording, inserted into its own body (aliascheck.rewrite) ---------
+
+# Code objects of project methods whose inserted recording is on: discovery adds a protocol class's
+# methods here in place of wrapping them (aliascheck.discovery.watch). Code -> how many sessions.
+ACTIVE: dict[Any, int] = sites.INSIDE
+MISSING = instrument.MISSING
+# The ledger's nodes that adopted a loaded state (its ``adopters``, the same dict): a method's
+# inserted look after each call (``if ADOPTING: after_call(self)``) costs a truth test otherwise.
+ADOPTING: dict[int, Any] = {}
+
+
+def activate(codes: list[Any]) -> Any:
+    """Turn on the inserted recording of these methods' code; returns the undo (sessions nest)."""
+    for code in codes:
+        ACTIVE[code] = ACTIVE.get(code, 0) + 1
+    done: list[bool] = []
+
+    def undo() -> None:
+        if done:
+            return
+        done.append(True)
+        for code in codes:
+            left = ACTIVE.pop(code, 1) - 1
+            if left:
+                ACTIVE[code] = left
+
+    return undo
+
+
+def follow(ledger: Any) -> None:
+    """A forked child's own ledger takes the inherited one's place."""
+    global _ledger, ADOPTING
+    if _on:
+        _ledger, ADOPTING = ledger, ledger.adopters
+
+
+def first(args: tuple[Any, ...]) -> Any:
+    """A load's state when it takes ``*args``: the first, or MISSING."""
+    return args[0] if args else MISSING
+
+
+def state_enter() -> Any:
+    if not ACTIVE or sys._getframe(1).f_code not in ACTIVE:
+        return None
+    return instrument.state_enter()
+
+
+def state_exit(token: Any, owner: Any, result: Any, raised: Any, kind: str) -> None:
+    if token is not None:
+        # The method's temporary and its pending return value, this parameter, the next call's and
+        # the handover's: fresh states are told by the count.
+        instrument.state_exit(token, owner, result, bool(raised), kind, refs=5)
+
+
+def load_enter(node: Any, state: Any, kind: str) -> Any:
+    if not ACTIVE or sys._getframe(1).f_code not in ACTIVE:
+        return None
+    return instrument.load_enter(node, state, kind)
+
+
+def load_exit(token: Any, node: Any, raised: Any) -> None:
+    if token is not None:
+        instrument.load_exit(token, node, bool(raised))
+
+
+def after_call(node: Any) -> None:
+    if id(node) in ADOPTING:
+        instrument.after_call(node)
 
 
 def judge_all(check: str = "teardown") -> None:
@@ -691,12 +801,12 @@ def _shared_parts(copy: Any, source: Any) -> list[tuple[str, Any]]:
                 return []
             items: Iterable[tuple[Any, Any]] = ((f"[{i}]", v) for i, v in enumerate(copy.ravel().tolist()))
             source_ids = {id(v) for v in source.ravel().tolist()}
-        elif isinstance(copy, dict):
+        elif type(copy) is dict:
             items = ((f"[{k!r}]", v) for k, v in copy.items())
-            source_ids = set(map(id, source.values())) if isinstance(source, dict) else set()
-        elif isinstance(copy, list):
+            source_ids = set(map(id, _items(source)))
+        elif type(copy) is list:
             items = ((f"[{i}]", v) for i, v in enumerate(copy))
-            source_ids = set(map(id, source))
+            source_ids = set(map(id, _items(source)))
         else:  # an instance: copy.copy of one is the caches adapter's (plugins/caches.py)
             return []
         out = []
@@ -726,9 +836,9 @@ def _descendants(part: Any) -> list[Any]:
     while level and len(out) < COPY_WIDTH:
         nxt = []
         for obj in level:
-            children = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, list) else ()
+            children = obj.values() if type(obj) is dict else obj if type(obj) is list else ()
             for child in children:
-                if isinstance(child, (dict, list)):
+                if type(child) in (dict, list):
                     nxt.append(child)
         out += nxt
         level = nxt
@@ -755,9 +865,9 @@ def _path_of(root: Any, target: Any, depth: int = 4) -> str:
         nxt = []
         for path, obj in level:
             children: Iterable[tuple[str, Any]]
-            if isinstance(obj, dict):
+            if type(obj) is dict:
                 children = ((f"{path}[{k!r}]", v) for k, v in obj.items())
-            elif isinstance(obj, list):
+            elif type(obj) is list:
                 children = ((f"{path}[{i}]", v) for i, v in enumerate(obj))
             else:
                 continue
@@ -775,22 +885,14 @@ _counts: dict[int, list[int]] = {}  # site -> the reference counts of its names 
 HANDED_ITEMS = 64  # a list or dict argument: its own dicts and lists are looked at, this many at most
 
 
-def _handed_parts(calls: tuple[tuple[Any, tuple[Any, ...]], ...]) -> list[tuple[int, int, str, Any]]:
-    """(call index, argument index, path, object) of what a library call could keep: data, and a
-    list's or dict's own lists and dicts (an optimizer keeps a param group's dicts, not the list).
-
-    A tensor given to a module's method (``register_buffer``, ``register_parameter``) becomes the
-    module's live state, which the project updates on purpose: not looked at.
-    """
+def _handed_parts(argsets: tuple[tuple[Any, ...], ...]) -> list[tuple[int, int, str, Any]]:
+    """(call index, argument index, path, object) of what a call could keep: data, and a list's or
+    dict's own lists and dicts (an optimizer keeps a param group's dicts, not the list). Exact types
+    only, read at C level."""
     out = []
-    for i, (func, args) in enumerate(calls):
-        if not _library(func) or getattr(func, "__name__", "") in _PROTOCOL:
-            continue  # a load through a state protocol is the ledger's handover (rule Loads)
-        module_method = _module(getattr(func, "__self__", None))
+    for i, args in enumerate(argsets):
         for j, arg in enumerate(args):
             if not _data(arg) or type(arg) in mutability.FROZEN or _parameter(arg):
-                continue
-            if module_method and mutability.is_buffer(arg):
                 continue
             out.append((i, j, "", arg))
             if type(arg) in (list, dict):
@@ -803,24 +905,36 @@ def _handed_parts(calls: tuple[tuple[Any, tuple[Any, ...]], ...]) -> list[tuple[
     return out
 
 
-def before(site: int, calls: tuple[tuple[Any, tuple[Any, ...]], ...]) -> None:
+def _kept_by(func: Any, obj: Any) -> bool:
+    """Whether a callee keeping *obj* is a library keeping it (see :func:`after`).
+
+    A tensor given to a module's method (``register_buffer``, ``register_parameter``) becomes the
+    module's live state, which the project updates on purpose: not looked at. A load through a
+    state protocol is the ledger's handover (rule Loads)."""
+    if not _library(func) or _callee_name(func) in _PROTOCOL:
+        return False
+    return not (mutability.is_buffer(obj) and _module(_callee_parts(func)[0]))
+
+
+def before(site: int, argsets: tuple[tuple[Any, ...], ...]) -> None:
     """A statement passing names to calls is about to run: count who refers to them (and judge a
-    value an earlier library call kept, changed since, and passed again)."""
+    value an earlier library call kept, changed since, and passed again). Only plain names are
+    given: reading them ran nothing of the program's."""
     if not _on or guard.busy():
         return
-    parts = _handed_parts(calls)
+    parts = _handed_parts(argsets)
     if not parts:
         _counts.pop(site, None)
         return
     _counts[site] = _refcounts(parts)  # first: no name of this frame may refer to a part yet
     t = _test
     if t.handed:
-        for i, _j, _path, obj in parts:
+        for _i, _j, _path, obj in parts:
             rec = t.handed.get(id(obj))
             # A buffer is refilled and passed again by design (readinto(buf)); a config or a param
             # group is not: the library's edits of it reach the next call.
             if rec is not None and rec.obj is obj and not rec.flagged and type(obj) in (dict, list):
-                _passed_again(rec, calls[i][0])
+                _passed_again(rec, None)
 
 
 def _refcounts(parts: list[tuple[int, int, str, Any]]) -> list[int]:
@@ -828,19 +942,20 @@ def _refcounts(parts: list[tuple[int, int, str, Any]]) -> list[int]:
 
 
 def after(site: int, calls: tuple[tuple[Any, tuple[Any, ...]], ...], result: Any = None) -> None:
-    """The statement ran: a name a library call now refers to more than before was kept by it."""
+    """The statement ran: a name a library call now refers to more than before was kept by it.
+    *calls*: (the callee as the statement evaluated it, the names it passed) per call."""
     if not _on or guard.busy():
         return
     counts = _counts.pop(site, None)
     if counts is None:
         return
-    parts = _handed_parts(calls)
+    parts = _handed_parts(tuple(args for _func, args in calls))
     if len(parts) != len(counts):
         return
     now = _refcounts(parts)
     for part, was, count in zip(parts, counts, now, strict=True):
-        if count > was and not _explained(result, part[3]):
-            i, j, path, obj = part
+        i, j, path, obj = part
+        if count > was and not _explained(result, obj) and _kept_by(calls[i][0], obj):
             _handed(obj, calls[i][0], site, i, j, path, was, count - was)
 
 
@@ -866,7 +981,7 @@ def _explained(result: Any, obj: Any) -> bool:
     """The statement bound the object, or something that refers to it (a view, a proxy, an iterator)."""
     if result is None:
         return False
-    if result is obj or isinstance(result, _LIVE_VIEWS) or _same_memory(result, obj):
+    if result is obj or issubclass(type(result), _LIVE_VIEWS) or _same_memory(result, obj):
         return True
     try:  # one step: a view's base, a proxy's mapping, an iterator's sequence (not an object's attributes' parts)
         return any(r is obj for r in gc.get_referents(result))
@@ -917,25 +1032,42 @@ def _other(module: str) -> bool:
 
 def _library(func: Any) -> bool:
     """A callee outside the project: a library's function, class or a library object's method,
-    and not one whose keeping another adapter judges."""
+    and not one whose keeping another adapter judges. Read from the callee's type and C-level
+    fields only: a callable object's own attributes are the program's code."""
     if func is None:
         return True
-    owner = getattr(func, "__self__", None)
-    module = (type(owner).__module__ if owner is not None and not isinstance(owner, type(sys))
-              else getattr(func, "__module__", None)) or ""
+    owner, module, code = _callee_parts(func)
     if _other(module):
         return False
-    if owner is not None and not isinstance(owner, type(sys)):
+    if owner is not None:
         if type(owner) in mutability.CONTAINERS or type(owner) in (dict, list):
             return False  # the project's own container's method
-        return not _project_type(type(owner))
-    if isinstance(func, type):
+        return not _project_type(owner if issubclass(type(owner), type) else type(owner))
+    if issubclass(type(func), type):
         return not _project_type(func)
-    code = getattr(func, "__code__", None)
     if code is not None:
         return not _in_project(code.co_filename)
-    module = sys.modules.get(getattr(func, "__module__", "") or "")
-    return not _in_project(getattr(module, "__file__", "") or "")
+    return not _in_project(getattr(sys.modules.get(module), "__file__", "") or "")
+
+
+def _callee_parts(func: Any) -> tuple[Any, str, Any]:
+    """(the object a method is bound to, or None; the module; the code) of a callee, by its type."""
+    kind = type(func)
+    if kind is types.MethodType:
+        owner = func.__self__
+        if type(owner) is types.ModuleType:
+            return None, owner.__name__, None
+        return owner, type(owner).__module__ or "", None
+    if kind is types.BuiltinFunctionType:
+        owner = func.__self__
+        if owner is None or type(owner) is types.ModuleType:
+            return None, func.__module__ or (owner.__name__ if owner is not None else ""), None
+        return owner, type(owner).__module__ or "", None
+    if kind is types.FunctionType:
+        return None, func.__module__ or "", func.__code__
+    if issubclass(kind, type):
+        return None, type.__dict__["__module__"].__get__(func) or "", None
+    return None, kind.__module__ or "", None
 
 
 def _project_type(kind: type) -> bool:
@@ -973,6 +1105,16 @@ def _parameter(value: Any) -> bool:
     return type(value).__name__ == "Parameter" and type(value).__module__.startswith("torch")
 
 
+def _callee_name(func: Any) -> str:
+    kind = type(func)
+    if kind is types.MethodType:
+        func = func.__func__
+        kind = type(func)
+    if kind in (types.FunctionType, types.BuiltinFunctionType):
+        return func.__name__
+    return ""
+
+
 def _callee(func: Any, text: str) -> str:
     name = _qualified(func, text)
     return text if "._" in name else name  # torch.from_numpy is a private class's method: the source says it better
@@ -981,13 +1123,16 @@ def _callee(func: Any, text: str) -> str:
 def _qualified(func: Any, text: str) -> str:
     if func is None:
         return text
-    owner = getattr(func, "__self__", None)
-    if owner is not None and not isinstance(owner, type(sys)):
-        kind = type(owner)
-        return f"{kind.__module__}.{kind.__qualname__}.{getattr(func, '__name__', text)}"
-    module = getattr(func, "__module__", None)
-    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None)
-    return f"{module}.{name}" if module and name else text
+    owner, module, _code = _callee_parts(func)
+    name = _callee_name(func) or text
+    if owner is not None:
+        kind = owner if issubclass(type(owner), type) else type(owner)
+        return f"{kind.__module__}.{kind.__qualname__}.{name}"
+    if issubclass(type(func), type):
+        return f"{module}.{type.__dict__['__qualname__'].__get__(func)}"
+    if type(func) is types.FunctionType:
+        return f"{module}.{func.__qualname__}"
+    return f"{module}.{name}" if module and name != text else text
 
 
 def _still_held(rec: Record, obj: Any) -> bool:

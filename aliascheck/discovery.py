@@ -37,6 +37,7 @@ import aliascheck.guard as guard
 import aliascheck.sites as sites
 
 from .instrument import instrument, patch, undo_all
+from .rewrite import RUNTIME
 
 # (handover methods, re-entry methods): a class with both halves of one pair is stateful.
 PROTOCOLS: tuple[tuple[str, str], ...] = (
@@ -82,11 +83,15 @@ _MACHINERY = frozenset({"__init__", "__new__", "__del__", "__getattr__", "__geta
 
 
 def watch(cls: type, calls: bool = False) -> Callable[[], None] | None:
-    """Wrap the state methods *cls* defines; None when it implements no state protocol.
+    """Record the state methods *cls* defines; None when it implements no state protocol.
 
-    *calls* (the project's classes): its other methods get a light wrapper too, after which a
-    node that adopted part of a loaded state is looked at, so that what changed while it held
-    the part is its own (a library's node is judged by what it holds at the check).
+    *calls* (the project's classes): its other methods are followed too, after which a node that
+    adopted part of a loaded state is looked at, so that what changed while it held the part is
+    its own (a library's node is judged by what it holds at the check).
+
+    A method whose module was marked at import carries its recording in its own body
+    (:func:`aliascheck.rewrite._record_in_body`): it is turned on, not wrapped, so the method keeps
+    its frames and ``__code__``. Any other method is wrapped.
     """
     state, load = methods(cls)
     if not state and not load:
@@ -94,7 +99,22 @@ def watch(cls: type, calls: bool = False) -> Callable[[], None] | None:
     skip = _MACHINERY.union(name for pair in PROTOCOLS for name in pair)
     others = [name for name, value in cls.__dict__.items()
               if isinstance(value, types.FunctionType) and name not in skip] if calls else []
-    return instrument(cls, state=state, load=load, calls=others)
+    inside = [cls.__dict__[n].__code__ for n in state if _inserted(cls.__dict__[n], "state_enter")]
+    inside += [cls.__dict__[n].__code__ for n in load if _inserted(cls.__dict__[n], "load_enter")]
+    wrapped = [n for n in others if not _inserted(cls.__dict__[n], "after_call")]
+    undo = instrument(cls, state=[n for n in state if cls.__dict__[n].__code__ not in inside],
+                      load=[n for n in load if cls.__dict__[n].__code__ not in inside], calls=wrapped)
+    if not inside:
+        return undo
+    import aliascheck.boundary as boundary
+
+    return undo_all([undo, boundary.activate(inside)])
+
+
+def _inserted(function: Any, call: str) -> bool:
+    """Whether *function*'s body records itself through the runtime's *call* (a marked module's)."""
+    names = function.__code__.co_names
+    return RUNTIME in names and call in names
 
 
 def watch_all(classes: Iterable[type]) -> Callable[[], None]:

@@ -11,6 +11,7 @@ no ledger is recording.
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -127,62 +128,148 @@ def instrument(
     return undo_all(undos)
 
 
+# -- the recording of a state method's call: one mechanism, two ways in ------------------
+# A library class's method is wrapped (the wrappers below). A project class's method is not: the
+# import-time rewrite (:mod:`aliascheck.rewrite`) inserts the same enter/exit calls into its own
+# body, so its frames, ``__code__``, recursion depth and tracebacks stay as written.
+
+MISSING: Any = object()  # a load called without a state argument: nothing to record
+
+
+def state_enter() -> Any:
+    """A state method starts; returns the token :func:`state_exit` takes (None: record nothing)."""
+    led = _ledger.current
+    if led is None or not led.recording or guard.busy():
+        return None
+    depth = getattr(_tls, "depth", 0)
+    _tls.depth = depth + 1
+    if not depth:
+        _tls.nested = []
+    return (led, depth)
+
+
+def state_exit(token: Any, owner: Any, result: Any, raised: bool, kind: str, refs: int = 3) -> None:
+    """The state method *token* came from returned *result* (or *raised*). *refs*: the references the
+    callers hold to *result*, this parameter and the handover's included (a fresh state is told by them)."""
+    if token is None:
+        return
+    led, depth = token
+    _tls.depth = depth
+    if raised:
+        if not depth:
+            _tls.nested = None
+        return
+    if depth:
+        # Nested in an outer call: one handover, but remember who made which part.
+        nested = getattr(_tls, "nested", None)
+        if nested is not None:
+            nested.append((result, owner))
+        return
+    nested, _tls.nested = _tls.nested, None
+    led.note_root(owner)
+    led.handover(result, owner, kind, nested, local_refs=refs)
+
+
+def load_enter(node: Any, state: Any, kind: str) -> Any:
+    """A load (``reset``, ``load_state_dict``) starts with *state* (:data:`MISSING` when the call passed
+    none); returns the token :func:`load_exit` takes (None: record nothing)."""
+    led = _ledger.current
+    depth = getattr(_tls, "depth", 0)
+    if led is None or not led.recording or depth or guard.busy():
+        return None
+    led.note_root(node)
+    if state is MISSING or state is None:
+        before = None
+    else:
+        before = led.loaded(state, node, kind)
+    _tls.depth, _tls.nested = 1, None
+    return (led, state, before)
+
+
+def load_exit(token: Any, node: Any, raised: bool) -> None:
+    if token is None:
+        return
+    _tls.depth = 0
+    led, state, before = token
+    if before is not None and not raised:  # the load returned: did it write into what it was given?
+        # Held by the call's arguments (the wrapper's tuple or the method's parameter), the token,
+        # this name and after_load's parameter.
+        led.after_load(state, node, before, local_refs=4)
+
+
+def _state_parameter(original: Any) -> tuple[int, str | None]:
+    """Where a load method takes its state: (position after self, name), (-1, None) when it takes none."""
+    try:
+        params = list(inspect.signature(original).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return 0, None  # no signature: the first argument, by position only
+    if not params:
+        return -1, None
+    first = params[0]
+    position = 0 if first.kind in (first.POSITIONAL_ONLY, first.POSITIONAL_OR_KEYWORD, first.VAR_POSITIONAL) else -1
+    name = first.name if first.kind in (first.POSITIONAL_OR_KEYWORD, first.KEYWORD_ONLY) else None
+    return position, name
+
+
+def state_argument(args: tuple[Any, ...], kwargs: dict[str, Any], where: tuple[int, str | None]) -> Any:
+    """The state a load call passed, as the method's signature binds it; :data:`MISSING` when none."""
+    position, name = where
+    if position >= 0 and len(args) > position:
+        return args[position]
+    if name is not None and name in kwargs:
+        return kwargs[name]
+    return MISSING
+
+
 def _handover(original: Any, kind: str) -> Any:
     @functools.wraps(original)
     def state_dict(self: Any, *args: Any, **kwargs: Any) -> Any:
-        led = _ledger.current
-        if led is None or not led.recording or guard.busy():
+        token = state_enter()
+        if token is None:
             return original(self, *args, **kwargs)
-        depth = getattr(_tls, "depth", 0)
-        _tls.depth = depth + 1
-        if not depth:
-            _tls.nested = []
         try:
             result = original(self, *args, **kwargs)
-        finally:
-            _tls.depth = depth
-        if depth:
-            # Nested in an outer call: one handover, but remember who made which part.
-            nested = getattr(_tls, "nested", None)
-            if nested is not None:
-                nested.append((result, self))
-            return result
-        nested, _tls.nested = _tls.nested, None
-        led.note_root(self)
-        led.handover(result, self, kind, nested)
+        except BaseException:
+            state_exit(token, self, None, True, kind)
+            raise
+        state_exit(token, self, result, False, kind)
         return result
 
     return state_dict
 
 
 def _reentry(original: Any, kind: str) -> Any:
+    where = _state_parameter(original)
+
     @functools.wraps(original)
-    def load(self: Any, state: Any = None, *args: Any, **kwargs: Any) -> Any:
-        led = _ledger.current
-        depth = getattr(_tls, "depth", 0)
-        if led is None or not led.recording or depth or guard.busy():
-            return original(self, state, *args, **kwargs)
-        led.note_root(self)
-        before = led.loaded(state, self, kind) if state is not None else None
-        _tls.depth, _tls.nested = 1, None
+    def load(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # The call is passed on exactly as made: no argument added, none moved.
+        token = load_enter(self, state_argument(args, kwargs, where), kind)
+        if token is None:
+            return original(self, *args, **kwargs)
         try:
-            result = original(self, state, *args, **kwargs)
-        finally:
-            _tls.depth = 0
-        if before is not None:  # the load returned: did it write into what it was given?
-            led.after_load(state, self, before)
+            result = original(self, *args, **kwargs)
+        except BaseException:
+            load_exit(token, self, True)
+            raise
+        load_exit(token, self, False)
         return result
 
     return load
+
+
+def after_call(node: Any) -> None:
+    """A method of *node* returned: a node that adopted a loaded state is looked at."""
+    led = _ledger.current
+    if led is not None and led.adopters and id(node) in led.adopters and not guard.busy():
+        led.after_call(node)
 
 
 def _call(original: Any) -> Any:
     @functools.wraps(original)
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = original(self, *args, **kwargs)
-        led = _ledger.current
-        if led is not None and led.adopters and id(self) in led.adopters and not guard.busy():
-            led.after_call(self)
+        after_call(self)
         return result
 
     return method

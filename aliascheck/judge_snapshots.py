@@ -246,7 +246,8 @@ def loads(rec: Record, changes: list[Change], adopter: Any) -> tuple[list[Change
     return [c for c in changes if any(c.path.startswith(path) for path, _ in shares)], shares
 
 
-def load_wrote(led: Any, rec: Record, node: Any, before: Fingerprint, fp: Fingerprint) -> list[Change]:
+def load_wrote(led: Any, rec: Record, node: Any, before: Fingerprint, fp: Fingerprint,
+               local_refs: int = 2) -> list[Change]:
     """*Loads*: a load writing into the state it was given is a finding at once while the caller or
     someone else holds that state; written into a throwaway (or the node itself inside its own
     state, or a part another owner handed over) it is not. Returns the changes to report; the
@@ -264,8 +265,8 @@ def load_wrote(led: Any, rec: Record, node: Any, before: Fingerprint, fp: Finger
     # Written into a throwaway (``load_state_dict(copy.deepcopy(ckpt))``, the unpickler's
     # fresh dict a ``__setstate__`` takes over): nobody else holds what changed, so it is
     # judged later as loads are, from the state as the load left it.
-    # *local_refs*: the load wrapper's and Ledger.after_load's references to the state.
-    if not changes or not held(led.records, rec, local_refs=2):
+    # *local_refs*: the load recording's and Ledger.after_load's references to the state.
+    if not changes or not held(led.records, rec, local_refs=local_refs):
         return []
     return changes
 

@@ -215,14 +215,14 @@ class Ledger:
         # Fresh all the way down (a new dict of atoms, new containers and tensors that own their
         # memory: correct code's common case, at every item): no part of it is live, so nothing about
         # it can become a finding. Counted, not recorded: no fingerprint, no capture, no delivery
-        # check. *3*: the caller's local, this parameter and getrefcount's argument (the owner keeping
-        # it would be a fourth). An inner state is referred to by *inner* too.
+        # check. The callers' references (*local_refs*, this parameter included) and getrefcount's
+        # argument: the owner keeping it would be one more. An inner state is referred to by *inner* too.
         # Fresh but for tensors or arrays that someone else refers to (a generator state the node
         # keeps and hands out again): only those can change by anyone's hand but the holder's, and
         # a holder's edit of its own new containers is never a finding, so a check compares them
         # alone (:meth:`_live_unchanged`). The fingerprint below is still the baseline a report diffs.
         shared: list[Any] = []
-        if not always and local_refs == 2 and sys.getrefcount(obj) == 3 and probe.fresh(
+        if not always and sys.getrefcount(obj) == local_refs + 1 and probe.fresh(
                 obj, {id(part) for part, _ in inner} if inner else frozenset(), shared):
             if not shared:
                 name = owner if isinstance(owner, str) else qualname_of(type(owner))
@@ -370,9 +370,10 @@ class Ledger:
             self.records[id(state)] = rec
             return now
 
-    def after_load(self, state: Any, node: Any, before: Fingerprint) -> None:
+    def after_load(self, state: Any, node: Any, before: Fingerprint, local_refs: int = 2) -> None:
         """The load itself must not write into the caller's state (``assign=True`` setting
-        ``sd._metadata``): compared right after the loading method returns (rule *Loads*)."""
+        ``sd._metadata``): compared right after the loading method returns (rule *Loads*).
+        *local_refs*: the references the load's recording holds to *state*, this parameter's included."""
         rec = self.records.get(id(state))
         if rec is None or rec.obj is not state or rec.flagged:
             return
@@ -382,7 +383,7 @@ class Ledger:
             self.stats.checked += 1
             if fp.digest == before.digest or rec.flagged:
                 return
-            changes = judge.load_wrote(self, rec, node, before, fp)
+            changes = judge.load_wrote(self, rec, node, before, fp, local_refs)
             if not changes:
                 return
             site, stack = sites.where()  # the load call

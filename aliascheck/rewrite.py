@@ -24,6 +24,7 @@ With ``--aliascheck`` off nothing is rewritten: the hook is installed by the ses
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import importlib.abc
 import importlib.machinery
@@ -34,11 +35,14 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-RUNTIME = "__aliascheck_boundary__"  # the module global the inserted calls go through
-# The names of aliascheck.boundary the marked code's own tests read, each bound in a marked module to
-# ``__aliascheck_<name>__`` (whatever the module calls id, type or len): see _template.
-SHARED = ("WATCHED", "ATOMS", "BUFFERS", "ID", "TYPE", "LEN", "MAP", "REFCOUNT", "ONLY_ATOMS",
-          "FED", "SEEN", "HELD", "NOLAST", "_Last", "_PLAIN", "DICT")
+from .kinds import LOAD_METHODS, STATE_METHODS
+
+# The marked code reaches the runtime (aliascheck.boundary) through this builtins name, which no
+# source can write: a marked module's namespace holds exactly the names its source binds.
+RUNTIME = "@aliascheck"
+# Temporaries: the values a statement computes, caught as it computes them (``(@ac1 := obj.prop)``),
+# so that nothing is evaluated twice; cleared when the statement ends, so nothing lives longer.
+TEMP = "@ac"
 # Methods that keep their argument in the receiver (the argument index that is kept).
 KEEPS = {"append": 0, "appendleft": 0, "insert": 1}
 # Methods that change their receiver in place (torch's ``name_`` convention is added by rule).
@@ -46,56 +50,42 @@ WRITES = frozenset({"extend", "extendleft", "update", "pop", "popleft", "popitem
                     "reverse", "discard", "add", "setdefault", "fill", "resize", "put", "itemset",
                     "__setitem__", "__delitem__", "__iadd__", "setflags", "partition", "byteswap"})
 COPIES = frozenset({"copy"})  # x.copy(), copy.copy(x), np.copy(x), numpy.copy(x)
-# Builtins that keep none of their arguments (or whose result is all that keeps them): no look.
+# Builtins that keep none of their arguments (or whose result is all that keeps them), and exec/eval,
+# whose namespace is the project's own: no look.
 PURE = frozenset({"len", "print", "isinstance", "issubclass", "sorted", "sum", "min", "max", "str", "int", "float",
                   "bool", "repr", "id", "type", "range", "enumerate", "list", "dict", "tuple", "set", "frozenset",
                   "getattr", "hasattr", "abs", "round", "any", "all", "format", "hash", "callable", "divmod",
                   "pow", "ord", "chr", "bytes", "vars", "dir", "super", "iter", "next", "zip", "map", "filter",
-                  "reversed", "open", "setattr", "delattr", "globals", "locals"})
+                  "reversed", "open", "setattr", "delattr", "globals", "locals", "exec", "eval", "compile"})
+STATE_NAMES = frozenset(STATE_METHODS)
+LOAD_NAMES = frozenset(LOAD_METHODS)
+# Methods never given the adopted-state look: object machinery, not the node's work.
+MACHINERY = frozenset({"__init__", "__new__", "__del__", "__getattr__", "__getattribute__", "__setattr__",
+                       "__delattr__", "__repr__", "__str__", "__eq__", "__ne__", "__hash__", "__init_subclass__",
+                       "__class_getitem__", "__reduce__", "__reduce_ex__", "__copy__", "__deepcopy__", "__len__",
+                       "__bool__", "__format__", "__dir__", "__sizeof__", "__subclasshook__"})
 
 
 def _in_place(name: str) -> bool:
     return name in WRITES or (name.endswith("_") and not name.startswith("_"))
 
 
-def _simple(node: ast.expr, depth: int = 4) -> bool:
-    """A name, or an attribute/subscript chain over one with constant or name keys: safe to re-read."""
-    if isinstance(node, ast.Name):
-        return True
-    if depth and isinstance(node, ast.Attribute):
-        return _simple(node.value, depth - 1)
-    if depth and isinstance(node, ast.Subscript):
-        key = node.slice
-        return isinstance(key, (ast.Constant, ast.Name)) and _simple(node.value, depth - 1)
-    return False
+def _rt(attr: str) -> ast.expr:
+    return ast.Attribute(ast.Name(RUNTIME, ast.Load()), attr, ast.Load())
 
 
-def _load(node: ast.expr) -> ast.expr:
-    """A fresh load of the simple expression *node*."""
-    if isinstance(node, ast.Name):
-        return ast.Name(node.id, ast.Load())
-    if isinstance(node, ast.Attribute):
-        return ast.Attribute(_load(node.value), node.attr, ast.Load())
-    assert isinstance(node, ast.Subscript)
-    key = node.slice
-    fresh = ast.Name(key.id, ast.Load()) if isinstance(key, ast.Name) else ast.Constant(
-        key.value if isinstance(key, ast.Constant) else None)
-    return ast.Subscript(_load(node.value), fresh, ast.Load())
-
-
-def _global(name: str) -> str:
-    return f"__aliascheck_{name.strip('_').lower()}__"
+def _name(name: str) -> ast.Name:
+    return ast.Name(name, ast.Load())
 
 
 def _template(text: str, **parts: ast.expr) -> ast.expr:
-    """The expression *text*, its one-letter names the expressions *parts* (each read afresh)
-    and its other capitalised names aliascheck.boundary's (:data:`SHARED`)."""
+    """The expression *text*: its one-letter names are *parts* (names or temporaries, read again at no
+    cost to the program), its other capitalised names the runtime's (``@aliascheck.NAME``)."""
     def fill(node: ast.AST) -> ast.AST:
         if isinstance(node, ast.Name) and node.id in parts:
-            part = parts[node.id]
-            return _load(part) if _simple(part) else copy.deepcopy(part)
-        if isinstance(node, ast.Name) and node.id in SHARED:
-            return ast.Name(_global(node.id), ast.Load())
+            return copy.copy(parts[node.id])
+        if isinstance(node, ast.Name) and node.id[:1].isupper() or isinstance(node, ast.Name) and node.id[:1] == "_":
+            return _rt(node.id)
         for field, value in ast.iter_fields(node):
             if isinstance(value, list):
                 setattr(node, field, [fill(v) if isinstance(v, ast.AST) else v for v in value])
@@ -103,86 +93,173 @@ def _template(text: str, **parts: ast.expr) -> ast.expr:
                 setattr(node, field, fill(value))
         return node
 
-    return fill(ast.parse(text, mode="eval").body)  # type: ignore[return-value]
-
-
-def _watched(node: ast.expr) -> ast.expr:
-    """The object is recorded, or part of something recorded."""
-    return _template("ID(X) in WATCHED", X=node)
-
-
-def _not_atom(node: ast.expr) -> ast.expr:
-    return _template("TYPE(X) not in ATOMS", X=node)
-
-
-def _buffer(node: ast.expr) -> ast.expr:
-    """An array or tensor (a view's write lands in its base's memory)."""
-    return _template("TYPE(X) in BUFFERS", X=node)
-
-
-def _quiet(value: ast.expr, named: bool, keeper: ast.expr) -> ast.expr:
-    """What :func:`aliascheck.boundary.kept` returns at once for, told here: a dict or list of atoms
-    (at most QUIET_WIDTH) that only the keeper, and the project's own name for it, refers to (the
-    keeper's slot and this reading's: 2), kept into anything but an array or tensor (whose write
-    may land in a handed view's base, which kept looks up)."""
-    from .boundary import QUIET_WIDTH
-
-    return _template(f"TYPE(V) in _PLAIN and REFCOUNT(V) <= {2 + named} "
-                     f"and LEN(V) <= {QUIET_WIDTH} and ONLY_ATOMS(MAP(TYPE, V.values() if TYPE(V) is DICT else V)) "
-                     "and TYPE(K) not in BUFFERS", V=value, K=keeper)
+    parsed = ast.parse(text, mode="eval").body
+    for node in ast.walk(parsed):  # the template's own line 1 is nobody's: the statement's is given
+        for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+            if hasattr(node, attr):
+                delattr(node, attr)
+    return fill(parsed)  # type: ignore[return-value]
 
 
 def _either(*tests: ast.expr) -> ast.expr:
     return ast.BoolOp(ast.Or(), list(tests))
 
 
-def _root(node: ast.expr) -> ast.expr:
-    """The name a simple chain starts from (``groups`` of ``groups[0]``, ``opt`` of ``opt.param_groups[0]``)."""
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        node = node.value
-    return _load(node)
-
-
 def _text(node: ast.expr) -> str:
+    """The source of *node* as the program wrote it (a temporary's catch left out)."""
     try:
-        return ast.unparse(node)
+        return ast.unparse(_Uncaught().visit(copy.deepcopy(node)))
     except Exception:
         return "?"
 
 
+class _Uncaught(ast.NodeTransformer):
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
+        self.generic_visit(node)
+        return node.value if node.target.id.startswith("@") else node
+
+
+def _root(node: ast.expr) -> ast.expr:
+    """The name a receiver's chain starts from (``groups`` of ``groups[0]``), None when it starts elsewhere.
+
+    A plain name is read again after the statement: that runs no code of the program's."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return _name(node.id) if isinstance(node, ast.Name) else ast.Constant(None)
+
+
+def _place(node: ast.AST, where: ast.AST) -> None:
+    """Every new node of *node* on *where*'s lines: tracebacks and coverage see the statement's own
+    line (the program's own nodes keep theirs)."""
+    for part in ast.walk(node):
+        if "lineno" in part._attributes and not hasattr(part, "lineno"):
+            ast.copy_location(part, where)
+            part.end_lineno = getattr(where, "end_lineno", None)  # type: ignore[attr-defined]
+            part.end_col_offset = getattr(where, "end_col_offset", None)  # type: ignore[attr-defined]
+
+
+def _guarded(where: ast.AST, *body: ast.stmt) -> ast.stmt:
+    """``try: body except Exception: pass``: inserted code never changes what the program does."""
+    stmt = ast.Try(body=list(body), handlers=[ast.ExceptHandler(_name("Exception"), None, [ast.Pass()])],
+                   orelse=[], finalbody=[])
+    _place(stmt, where)
+    return stmt
+
+
+def _call_stmt(fn: str, *args: ast.expr) -> ast.stmt:
+    return ast.Expr(ast.Call(_rt(fn), list(args), []))
+
+
+class _Statement:
+    """One marked statement: its temporaries, and the runtime calls that follow it."""
+
+    def __init__(self, marker: Marker) -> None:
+        self.marker = marker
+        self.temps: list[str] = []
+        self.after: list[ast.stmt] = []
+
+    def catch(self, node: ast.expr) -> tuple[ast.expr, ast.expr]:
+        """(*node* as the statement now evaluates it, an expression for its value afterwards).
+
+        A plain name is left as written and read again; anything else is caught in a temporary as
+        the statement computes it, once and in Python's own order.
+        """
+        if isinstance(node, ast.Name):
+            return node, _name(node.id)
+        temp = self.marker.temp()
+        self.temps.append(temp)
+        caught = ast.NamedExpr(ast.Name(temp, ast.Store()), node)
+        _place(caught, node)
+        return caught, _name(temp)
+
+    def call(self, fn: str, *args: ast.expr, only: ast.expr | None = None,
+             fast: tuple[ast.expr, list[ast.stmt]] | None = None) -> None:
+        """``runtime.fn(*args)`` after the statement, [only when *only*], [unless *fast* does it all]."""
+        stmt = _call_stmt(fn, *args)
+        if only is not None:
+            stmt = ast.If(only, [stmt], [])
+        if fast is not None:
+            stmt = ast.If(fast[0], fast[1], [stmt])
+        self.after.append(stmt)
+
+    def emit(self, stmt: ast.stmt) -> list[ast.stmt]:
+        """The statement, the guarded calls, and the temporaries cleared whatever happens."""
+        out: list[ast.stmt] = []
+        body: list[ast.stmt] = [stmt]
+        if self.after:
+            body.append(_guarded(stmt, *self.after))
+        if not self.temps:
+            return body
+        targets: list[ast.expr] = [ast.Name(t, ast.Store()) for t in self.temps]
+        if self.marker.scope == "function":
+            final: list[ast.stmt] = [ast.Assign(targets, ast.Constant(None))]
+        else:  # a module's namespace: bound for the statement's time only, then deleted
+            out.append(ast.Assign([ast.Name(t, ast.Store()) for t in self.temps], ast.Constant(None)))
+            final = [ast.Delete([ast.Name(t, ast.Del()) for t in self.temps])]
+        for node in (*out, *final):
+            _place(node, stmt)
+        block = ast.Try(body=body, handlers=[], orelse=[], finalbody=final)
+        ast.copy_location(block, stmt)
+        block.end_lineno, block.end_col_offset = stmt.end_lineno, stmt.end_col_offset
+        out.append(block)
+        return out
+
+
 class Marker(ast.NodeTransformer):
-    """Append one runtime call after each keep site, copy and write of a module's statements."""
+    """Rewrite each keep site, copy and write of a module's statements so that it reports once it ran."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.temps = 0
+        self.scope = "module"  # module, function or class: a class body's statements are not marked
         # name -> what it was last given by, in the scope being marked: "lib.items(), yielded" for a
         # loop's target, the call text for ``name = call(...)``; a report names it as the giver.
         self.given: dict[str, tuple[str, int]] = {}
 
+    def temp(self) -> str:
+        self.temps += 1
+        return f"{TEMP}{self.temps}"
+
+    def _site(self, keeper: str, how: str, extra: Any = None) -> int:
+        from . import boundary
+
+        self.count += 1
+        return boundary.site(keeper, how, extra)
+
+    # -- scopes ------------------------------------------------------------------------
+
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        saved, self.given = self.given, {}
+        saved, saved_scope, self.given, self.scope = self.given, self.scope, {}, "function"
         args = node.args
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
             self.given[arg.arg] = ("", -2)  # a parameter: the caller decides where it came from
         try:
             return self.generic_visit(node)
         finally:
-            self.given = saved
+            self.given, self.scope = saved, saved_scope
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        saved, self.scope = self.scope, "class"
+        try:
+            self.generic_visit(node)
+        finally:
+            self.scope = saved
+        if any(isinstance(s, ast.FunctionDef) and s.name in STATE_NAMES | LOAD_NAMES for s in node.body):
+            for stmt in node.body:
+                if isinstance(stmt, ast.FunctionDef):
+                    _record_in_body(stmt)
+        return node
+
     def visit_For(self, node: ast.For) -> ast.AST:
-        if isinstance(node.target, ast.Name):
+        if isinstance(node.target, ast.Name) and self.scope != "class":
             text = f"{_text(node.iter)}, yielded"
             site = self._site(node.target.id, "loop", text)
             self.given[node.target.id] = (text, site)
-            call = ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), "loop", ast.Load()),
-                            [node.iter, ast.Constant(site)], [])
-            for part in ast.walk(call):
-                if part is call or not hasattr(part, "lineno"):
-                    ast.copy_location(part, node.iter)
-                    part.end_lineno = node.iter.end_lineno  # type: ignore[attr-defined]
-                    part.end_col_offset = node.iter.end_col_offset  # type: ignore[attr-defined]
+            # The iterable passes through the runtime as it is (a look at its type, nothing else).
+            call = ast.Call(_rt("loop"), [node.iter, ast.Constant(site)], [])
+            _place(call, node.iter)
             node.iter = call
         return self.generic_visit(node)
 
@@ -190,34 +267,29 @@ class Marker(ast.NodeTransformer):
         """``lambda m, i, out: acts.append(out)`` (a hook): the keep is marked inside the expression.
 
         The body becomes ``through(acts.append(out), acts, out, site)``: the original call runs first,
-        exactly as written, and its result is what the lambda returns.
+        exactly as written; its result is what the lambda returns. Names only: read again, they run
+        nothing of the program's.
         """
         saved = dict(self.given)
         args = node.args
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
             self.given[arg.arg] = ("", -2)
         try:
-            self._lambda(node)
+            self.generic_visit(node)
+            body = node.body
+            if (isinstance(body, ast.Call) and isinstance(body.func, ast.Attribute) and body.func.attr in KEEPS
+                    and isinstance(body.func.value, ast.Name) and len(body.args) > KEEPS[body.func.attr]
+                    and isinstance(body.args[KEEPS[body.func.attr]], ast.Name) and not body.keywords):
+                receiver, value = body.func.value, body.args[KEEPS[body.func.attr]]
+                site = self._site(_text(receiver), body.func.attr, (_text(value), self._giver(value)))
+                call = ast.Call(_rt("through"), [body, _name(receiver.id), _name(value.id),  # type: ignore[attr-defined]
+                                                 ast.Constant(site), _name(receiver.id),  # type: ignore[attr-defined]
+                                                 ast.Constant(self._source(value))], [])
+                _place(call, body)
+                node.body = call
         finally:
             self.given = saved
         return node
-
-    def _lambda(self, node: ast.Lambda) -> None:
-        self.generic_visit(node)
-        body = node.body
-        if (isinstance(body, ast.Call) and isinstance(body.func, ast.Attribute) and body.func.attr in KEEPS
-                and _simple(body.func.value) and len(body.args) > KEEPS[body.func.attr]
-                and _simple(body.args[KEEPS[body.func.attr]]) and not body.keywords):
-            receiver, value = body.func.value, body.args[KEEPS[body.func.attr]]
-            site = ast.Constant(self._site(_text(receiver), body.func.attr, (_text(value), self._giver(value))))
-            source = ast.Constant(self._source(value))
-            call = ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), "through", ast.Load()),
-                            [body, _load(receiver), _load(value), site, _root(receiver), source], [])
-            for part in ast.walk(call):
-                if not hasattr(part, "lineno"):
-                    ast.copy_location(part, body)
-                    part.end_lineno, part.end_col_offset = body.end_lineno, body.end_col_offset  # type: ignore[attr-defined]
-            node.body = call
 
     def _giver(self, value: ast.expr) -> str:
         if isinstance(value, ast.Name) and value.id in self.given and self.given[value.id][0]:
@@ -236,16 +308,11 @@ class Marker(ast.NodeTransformer):
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                 out: list[ast.stmt] = []
                 for stmt in value:
-                    passes = self._passes(stmt)
-                    if passes is not None:
-                        out.append(passes[0])
                     new = self.visit(stmt)
-                    out.append(new)  # type: ignore[arg-type]
-                    after = self._after(stmt)
-                    if after is not None:
-                        out.append(after)
-                    if passes is not None:
-                        out.append(passes[1])
+                    if self.scope == "class" or not isinstance(new, ast.stmt):
+                        out.append(new)  # type: ignore[arg-type]
+                    else:
+                        out.extend(self._statement(new))
                 setattr(node, field, out)
             elif isinstance(value, list):
                 for item in value:
@@ -255,36 +322,98 @@ class Marker(ast.NodeTransformer):
                 self.visit(value)
         return node
 
-    def _site(self, keeper: str, how: str, extra: Any = None) -> int:
-        from . import boundary
+    # -- statements ------------------------------------------------------------------------
 
-        self.count += 1
-        return boundary.site(keeper, how, extra)
+    def _statement(self, stmt: ast.stmt) -> list[ast.stmt]:
+        if _names_temporaries(stmt):
+            return [stmt]  # pytest's assertion temporaries (@py_assert1 = ...): its own, never a keeper
+        st = _Statement(self)
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            self._method(st, stmt.value)
+        elif isinstance(stmt, ast.Assign):
+            self._assign(st, stmt)
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and stmt.simple is not None:
+            self._assign(st, stmt)
+        elif isinstance(stmt, ast.AugAssign):
+            self._augmented(st, stmt)
+        passes = self._passes(stmt, st)  # last: the others look at the calls as written
+        if passes is not None:
+            st.after.append(passes[1])
+        out = st.emit(stmt)
+        if passes is not None:
+            out.insert(0, passes[0])
+        return out
 
-    def _call(self, stmt: ast.stmt, fn: str, *args: ast.expr, only: ast.expr | None = None,
-              fast: tuple[ast.expr, list[ast.stmt]] | None = None) -> ast.stmt:
-        """``try: [if only:] runtime.fn(*args) except Exception: pass`` on the statement's line.
+    def _method(self, st: _Statement, call: ast.Call) -> None:
+        holder: Any = call
+        func = call.func
+        # x.mul_(a).add_(b): the in-place chain writes its innermost receiver.
+        while (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
+               and isinstance(func.value.func, ast.Attribute) and _in_place(func.attr)
+               and _in_place(func.value.func.attr)):
+            holder, func = func.value, func.value.func
+        if not isinstance(func, ast.Attribute) or any(isinstance(a, ast.Starred) for a in holder.args):
+            return
+        name, receiver = func.attr, func.value
+        root = _root(receiver)
+        if name in KEEPS and len(holder.args) > KEEPS[name] and holder is call:
+            index = KEEPS[name]
+            value = holder.args[index]
+            site = self._site(_text(receiver), name, (_text(value), self._giver(value)))
+            source = self._source(value)
+            func.value, keeper = st.catch(receiver)
+            holder.args[index], kept = st.catch(value)
+            self._kept(st, keeper, kept, site, None, root, source)
+        elif _in_place(name):
+            func.value, target = st.catch(receiver)
+            st.call("wrote", target, root, only=_either(_watched(target), _buffer(target)))
 
-        *only*: a test in the marked code itself, so that the common case (an atom kept, a write
-        into something nothing records) costs a type or set lookup, not a call. *fast*: a test and
-        the statements that do, in the marked code, all the call would do (``if test: body elif
-        only: call``).
-        """
-        call: ast.stmt = ast.Expr(ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), fn, ast.Load()),
-                                           list(args), []))
-        if only is not None:
-            call = ast.If(only, [call], [])
-        if fast is not None:
-            call = ast.If(fast[0], fast[1], [call])
-        guarded = ast.Try(body=[call], handlers=[ast.ExceptHandler(ast.Name("Exception", ast.Load()), None,
-                                                                   [ast.Pass()])], orelse=[], finalbody=[])
-        for node in ast.walk(guarded):  # the statement's own line: tracebacks and coverage are unchanged
-            ast.copy_location(node, stmt)
-            node.end_lineno, node.end_col_offset = stmt.end_lineno, stmt.end_col_offset  # type: ignore[attr-defined]
-        return guarded
+    def _assign(self, st: _Statement, stmt: ast.Assign | ast.AnnAssign) -> None:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        value = stmt.value
+        assert value is not None
+        keeps = [t for t in targets if isinstance(t, ast.Attribute)
+                 or (isinstance(t, ast.Subscript) and not isinstance(t.slice, ast.Slice))]
+        text, giver, source = _text(value), self._giver(value), self._source(value)
+        kept: ast.expr | None = None
+        if keeps:
+            stmt.value, kept = st.catch(value)  # evaluated first, as Python does
+        for target in targets:
+            if isinstance(target, (ast.Attribute, ast.Subscript)):
+                root = _root(target.value)
+                target.value, keeper = st.catch(target.value)
+                if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
+                    st.call("wrote", keeper, root, only=_either(_watched(keeper), _buffer(keeper)))
+                    continue
+                site = self._site(_text(target), "item" if isinstance(target, ast.Subscript) else "attr",
+                                  (text, giver))
+                assert kept is not None
+                self._kept(st, keeper, kept, site, target.attr if isinstance(target, ast.Attribute) else None,
+                           root, source)
+        if len(targets) != 1 or keeps:
+            return
+        target = targets[0]
+        if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Call):
+            self.given[target.id] = (text, -1)
+            self._bound(st, target, stmt.value)
+        elif isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple) and len(target.elts) == len(
+                stmt.value.elts):
+            for t, v in zip(target.elts, stmt.value.elts, strict=True):
+                if isinstance(t, ast.Name) and isinstance(v, ast.Call):
+                    self._bound(st, t, v)
 
-    def _kept(self, stmt: ast.stmt, keeper: ast.expr, value: ast.expr, site: int, named: bool,
-              attr: str | None, root: ast.expr, source: int) -> ast.stmt:
+    def _augmented(self, st: _Statement, stmt: ast.AugAssign) -> None:
+        target = stmt.target
+        if isinstance(target, (ast.Subscript, ast.Attribute)):
+            root = _root(target.value)
+            target.value, receiver = st.catch(target.value)
+            st.call("wrote", receiver, root, only=_watched(receiver))
+        elif isinstance(target, ast.Name):  # ``sample -= mean``: an array's or tensor's memory, maybe a view's
+            st.call("wrote", _name(target.id), _name(target.id),
+                    only=_either(_watched(_name(target.id)), _buffer(_name(target.id))))
+
+    def _kept(self, st: _Statement, keeper: ast.expr, value: ast.expr, site: int, attr: str | None,
+              root: ast.expr, source: int) -> None:
         """``runtime.kept(keeper, value, ...)``, called only when it could record or judge something.
 
         Not called for an atom kept into something nothing records, nor for a dict or list of atoms
@@ -293,34 +422,56 @@ class Marker(ast.NodeTransformer):
         last one here: a different object becomes the last (kept's own bookkeeping, for the types
         a ``_Last`` holds itself); the same one, a history of one object, calls kept.
         """
-        only = _either(ast.BoolOp(ast.And(), [_not_atom(_load(value)),
-                                               ast.UnaryOp(ast.Not(), _quiet(value, named, keeper))]),
+        only = _either(ast.BoolOp(ast.And(), [_not_atom(value), ast.UnaryOp(ast.Not(), _quiet(value, keeper))]),
                        _watched(keeper))
         fast: tuple[ast.expr, list[ast.stmt]] | None = None
         if source >= 0:
             test = _template(f"{source} in FED and TYPE(V) in HELD and ID(K) not in WATCHED "
                              f"and TYPE(K) not in BUFFERS and SEEN.get({site}, NOLAST)[0] is not V",
                              V=value, K=keeper)
-            store = ast.Assign([ast.Subscript(ast.Name(_global("SEEN"), ast.Load()), ast.Constant(site),
-                                              ast.Store())], _template("_Last((V, 1, True))", V=value))
+            store = ast.Assign([ast.Subscript(_rt("SEEN"), ast.Constant(site), ast.Store())],
+                               _template("_Last((V, 1, True))", V=value))
             fast = (test, [store])
-        return self._call(stmt, "kept", _load(keeper), _load(value), ast.Constant(site), ast.Constant(named),
-                          ast.Constant(attr), root, ast.Constant(source), only=only, fast=fast)
+        st.call("kept", keeper, value, ast.Constant(site), ast.Constant(True), ast.Constant(attr), root,
+                ast.Constant(source), only=only, fast=fast)
 
-    def _passes(self, stmt: ast.stmt) -> tuple[ast.stmt, ast.stmt] | None:
+    def _bound(self, st: _Statement, target: ast.Name, call: ast.Call) -> None:
+        """``name = call(...)``: the name is read again after the statement (a name runs no code)."""
+        if target.id.startswith("@"):
+            return
+        func = call.func
+        source = _copied_from(call)
+        if source is not None:
+            site = self._site(target.id, "copy", _text(call))
+            if isinstance(func, ast.Attribute) and func.attr in COPIES and not call.args:
+                func.value, origin = st.catch(func.value)
+            else:
+                call.args[0], origin = st.catch(call.args[0])
+            st.call("copied", _name(target.id), origin, ast.Constant(site))
+            return
+        site = self._site(target.id, "name", _text(call))
+        only: ast.expr = _not_atom(_name(target.id))
+        if isinstance(func, ast.Attribute):
+            # ``words = line.split()``: a method of a str, a number or bytes hands out nothing live.
+            func.value, receiver = st.catch(func.value)
+            only = _template("TYPE(V) not in ATOMS and TYPE(O) not in ATOMS", V=_name(target.id), O=receiver)
+        st.call("bound", _name(target.id), ast.Constant(site), ast.Constant(_text(func)), only=only)
+
+    def _passes(self, stmt: ast.stmt, st: _Statement) -> tuple[ast.stmt, ast.stmt] | None:
         """Around a statement whose calls take names: what each call's callee kept of them.
 
-        The names (and simple chains) are read once before the statement and once after it; the
-        runtime compares their reference counts. Reading a name before is safe: an unbound one
-        raises inside the guarded call, and the statement then raises it itself.
+        Only plain names are looked at before the statement (reading one runs nothing of the
+        program's); each callee is caught as the statement evaluates it, and the runtime compares
+        the names' reference counts before and after.
         """
         if isinstance(stmt, ast.Expr):
             value: ast.expr | None = stmt.value
             result: ast.expr | None = None
+            targets: list[ast.expr] = []
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             value = stmt.value
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            result = targets[0] if len(targets) == 1 and _simple(targets[0]) else None
+            result = None
         else:
             return None
         if value is None:
@@ -332,125 +483,61 @@ class Marker(ast.NodeTransformer):
                     isinstance(func, ast.Name) and func.id in PURE):
                 continue  # a container's own method (kept/wrote say it), or a builtin that keeps nothing
             names = [a for a in (*call.args, *(k.value for k in call.keywords if k.arg is not None))
-                     if not isinstance(a, ast.Starred) and _simple(a)]
+                     if isinstance(a, ast.Name)]
             if names:
-                func = _load(call.func) if _simple(call.func) else ast.Constant(None)
-                calls.append((call, func, names))
+                calls.append((call, [n.id for n in names]))
         if not calls:
             return None
-        extra = [(_text(c.func), [_text(n) for n in names]) for c, _, names in calls]
-        site = ast.Constant(self._site(" / ".join(_text(c.func) for c, _, _ in calls), "pass", extra))
-
-        def pairs() -> ast.expr:
-            return ast.Tuple([ast.Tuple([_fresh(func), ast.Tuple([_load(n) for n in names], ast.Load())],
-                                        ast.Load()) for _, func, names in calls], ast.Load())
-
-        before = self._call(stmt, "before", site, pairs())
-        after = self._call(stmt, "after", site, pairs(), _load(result) if result is not None else ast.Constant(None))
+        extra = [(_text(c.func), names) for c, names in calls]
+        site = ast.Constant(self._site(" / ".join(_text(c.func) for c, _ in calls), "pass", extra))
+        funcs = []
+        for call, _names in calls:
+            call.func, func = st.catch(call.func)
+            funcs.append(func)
+        if len(targets) == 1 and isinstance(targets[0], ast.Name):
+            result = _name(targets[0].id)
+        elif isinstance(value, ast.NamedExpr) and value.target.id.startswith("@"):  # type: ignore[union-attr]
+            result = _name(value.target.id)  # type: ignore[union-attr]
+        elif targets and isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            stmt.value, result = st.catch(stmt.value)  # type: ignore[arg-type]
+        args = ast.Tuple([ast.Tuple([_name(n) for n in names], ast.Load()) for _, names in calls], ast.Load())
+        before = _guarded(stmt, _call_stmt("before", site, args))
+        pairs = ast.Tuple([ast.Tuple([f, ast.Tuple([_name(n) for n in names], ast.Load())], ast.Load())
+                           for f, (_, names) in zip(funcs, calls, strict=True)], ast.Load())
+        after = _call_stmt("after", site, pairs, result if result is not None else ast.Constant(None))
         return before, after
 
-    def _after(self, stmt: ast.stmt) -> ast.stmt | None:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            return self._method(stmt, stmt.value)
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            return self._assign(stmt, stmt.targets[0], stmt.value)
-        if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-            return self._assign(stmt, stmt.target, stmt.value)
-        if isinstance(stmt, ast.AugAssign):
-            target = stmt.target
-            if isinstance(target, (ast.Subscript, ast.Attribute)) and _simple(target.value):
-                return self._call(stmt, "wrote", _load(target.value), _root(target.value),
-                                  only=_watched(target.value))
-            if isinstance(target, ast.Name):  # ``sample -= mean``: an array's or tensor's memory, maybe a view's
-                return self._call(stmt, "wrote", _load(target), _load(target),
-                                  only=_either(_watched(target), _buffer(target)))
-        return None
 
-    def _method(self, stmt: ast.stmt, call: ast.Call) -> ast.stmt | None:
-        func = call.func
-        # x.mul_(a).add_(b): the in-place chain writes its innermost receiver.
-        while (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
-               and isinstance(func.value.func, ast.Attribute) and _in_place(func.attr)
-               and _in_place(func.value.func.attr)):
-            func = func.value.func
-        if not isinstance(func, ast.Attribute) or not _simple(func.value) or any(
-                isinstance(a, ast.Starred) for a in call.args):
-            return None
-        name, receiver = func.attr, func.value
-        if name in KEEPS and len(call.args) > KEEPS[name]:
-            value = call.args[KEEPS[name]]
-            number = self._site(_text(receiver), name, (_text(value), self._giver(value)))
-            if _simple(value):
-                return self._kept(stmt, receiver, value, number, True, None, _root(receiver), self._source(value))
-            site = ast.Constant(number)
-            if name == "append":  # the value is the receiver's last item now
-                last = ast.Subscript(_load(receiver), ast.UnaryOp(ast.USub(), ast.Constant(1)), ast.Load())
-                return self._call(stmt, "appended", _load(receiver), site, _root(receiver),
-                                  only=_either(_not_atom(last), _watched(receiver)))
-            return self._call(stmt, "wrote", _load(receiver), _root(receiver), only=_watched(receiver))
-        if _in_place(name):
-            return self._call(stmt, "wrote", _load(receiver), _root(receiver),
-                              only=_either(_watched(receiver), _buffer(receiver)))
-        return None
-
-    def _assign(self, stmt: ast.stmt, target: ast.expr, value: ast.expr) -> ast.stmt | None:
-        if isinstance(target, (ast.Subscript, ast.Attribute)) and _simple(target.value):
-            if isinstance(target, ast.Subscript) and not isinstance(target.slice, (ast.Constant, ast.Name)):
-                return self._call(stmt, "wrote", _load(target.value), _root(target.value),  # a slice, a computed key
-                                  only=_either(_watched(target.value), _buffer(target.value)))
-            site = self._site(_text(target), "item" if isinstance(target, ast.Subscript) else "attr",
-                              (_text(value), self._giver(value)))
-            kept = value if _simple(value) else target
-            return self._kept(stmt, target.value, kept, site, _simple(value),
-                              target.attr if isinstance(target, ast.Attribute) else None, _root(target.value),
-                              self._source(value))
-        if isinstance(target, ast.Name) and isinstance(value, ast.Call):
-            self.given[target.id] = (_text(value), -1)
-            return self._bound(stmt, [(target, value)])
-        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
-            pairs = [(t, v) for t, v in zip(target.elts, value.elts, strict=True)
-                     if isinstance(t, ast.Name) and isinstance(v, ast.Call)]
-            return self._bound(stmt, pairs) if pairs else None
-        return None
-
-    def _bound_only(self, stmt: ast.stmt, target: ast.Name, call: ast.Call) -> ast.expr:
-        """``name = call(...)`` calls out unless the result is an atom, or the callee a method of one
-        (``words = line.split()``: a method of a str, a number or bytes hands out nothing live).
-
-        The receiver is read again after the statement, unless the statement rebinds its name."""
-        func = call.func
-        if isinstance(func, ast.Attribute) and _simple(func.value) and _root(func.value).id not in _stored(stmt):  # type: ignore[attr-defined]
-            return _template("TYPE(V) not in ATOMS and TYPE(O) not in ATOMS", V=target, O=func.value)
-        return _not_atom(_load(target))
-
-    def _bound(self, stmt: ast.stmt, pairs: list[tuple[ast.Name, ast.Call]]) -> ast.stmt | None:
-        calls: list[ast.stmt] = []
-        for target, call in pairs:
-            source = _copied_from(call)
-            if source is not None:
-                site = ast.Constant(self._site(target.id, "copy", _text(call)))
-                calls.append(self._call(stmt, "copied", _load(target), _load(source), site))
-            else:
-                site = ast.Constant(self._site(target.id, "name", _text(call)))
-                calls.append(self._call(stmt, "bound", _load(target), site, ast.Constant(_text(call.func)),
-                                        only=self._bound_only(stmt, target, call)))
-        if len(calls) == 1:
-            return calls[0]
-        block = ast.If(ast.Constant(True), calls, [])
-        for node in (block, block.test):
-            ast.copy_location(node, stmt)
-            node.end_lineno, node.end_col_offset = stmt.end_lineno, stmt.end_col_offset  # type: ignore[attr-defined]
-        return block
+def _watched(node: ast.expr) -> ast.expr:
+    """The object is recorded, or part of something recorded."""
+    return _template("ID(X) in WATCHED", X=node)
 
 
-def _stored(stmt: ast.stmt) -> set[str]:
-    """The names a statement binds."""
+def _not_atom(node: ast.expr) -> ast.expr:
+    return _template("TYPE(X) not in ATOMS", X=node)
+
+
+def _buffer(node: ast.expr) -> ast.expr:
+    """An array or tensor (a view's write lands in its base's memory)."""
+    return _template("TYPE(X) in BUFFERS", X=node)
+
+
+def _quiet(value: ast.expr, keeper: ast.expr) -> ast.expr:
+    """What :func:`aliascheck.boundary.kept` returns at once for, told here: a dict or list of atoms
+    (at most QUIET_WIDTH) that only the keeper, and the project's own name or temporary for it, refers
+    to (the keeper's slot and this reading's: 3), kept into anything but an array or tensor (whose
+    write may land in a handed view's base, which kept looks up). Exact types only: C calls all."""
+    from .boundary import QUIET_WIDTH
+
+    return _template(f"TYPE(V) in _PLAIN and REFCOUNT(V) <= 3 "
+                     f"and LEN(V) <= {QUIET_WIDTH} and ONLY_ATOMS(MAP(TYPE, V.values() if TYPE(V) is DICT else V)) "
+                     "and TYPE(K) not in BUFFERS", V=value, K=keeper)
+
+
+def _names_temporaries(stmt: ast.stmt) -> bool:
+    """A statement that binds an ``@``-named temporary (pytest's assertion rewriting)."""
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
-    return {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
-
-
-def _fresh(node: ast.expr) -> ast.expr:
-    return ast.Constant(node.value) if isinstance(node, ast.Constant) else _load(node)
+    return any(isinstance(t, ast.Name) and t.id.startswith("@") for t in targets)
 
 
 def _calls(node: ast.expr) -> list[ast.Call]:
@@ -471,45 +558,132 @@ def _copied_from(call: ast.Call) -> ast.expr | None:
     """The source of an explicit shallow copy call: ``x.copy()``, ``copy.copy(x)``, ``np.copy(x)``."""
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr in COPIES:
-        if not call.args and not call.keywords and _simple(func.value):
+        if not call.args and not call.keywords:
             owner = func.value
             if not (isinstance(owner, ast.Name) and owner.id in ("copy", "np", "numpy")):
                 return func.value  # x.copy()
-        if (len(call.args) == 1 and isinstance(func.value, ast.Name) and func.value.id in ("copy", "np", "numpy")
-                and _simple(call.args[0])):
+        if (len(call.args) == 1 and not call.keywords and isinstance(func.value, ast.Name)
+                and func.value.id in ("copy", "np", "numpy") and not isinstance(call.args[0], ast.Starred)):
             return call.args[0]  # copy.copy(x), np.copy(x)
-    if isinstance(func, ast.Name) and func.id == "copy" and len(call.args) == 1 and _simple(call.args[0]):
+    if (isinstance(func, ast.Name) and func.id == "copy" and len(call.args) == 1 and not call.keywords
+            and not isinstance(call.args[0], ast.Starred)):
         return call.args[0]  # from copy import copy
     return None
 
 
+# -- a project state method's recording, in its own body ---------------------------------
+
+
+def _record_in_body(func: ast.FunctionDef) -> None:
+    """Insert a state method's (or another method's) recording into its body, as a wrapper would do
+    it around the call, with no frame added: enter, the body, exit in ``finally``.
+
+    Not for a generator, a decorated function or one with no ``self``: discovery wraps those as before.
+    """
+    params = [*func.args.posonlyargs, *func.args.args]
+    if func.decorator_list or not params or _generator(func):
+        return
+    if func.name not in STATE_NAMES | LOAD_NAMES and func.name in MACHINERY:
+        return
+    this = _name(params[0].arg)
+    body = func.body
+    doc = [body[0]] if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                        and isinstance(body[0].value.value, str)) else []
+    rest = body[len(doc):] or [ast.Pass()]
+    where = rest[0]
+    token, result, raised = f"{TEMP}s", f"{TEMP}r", f"{TEMP}e"
+    kind = ast.Constant(func.name)
+    enter: ast.stmt | None
+    if func.name in STATE_NAMES:
+        _ReturnCatcher(result).visit_body(rest)
+        enter = ast.Assign([ast.Name(token, ast.Store())], ast.Call(_rt("state_enter"), [], []))
+        exit_ = _call_stmt("state_exit", _name(token), this, _name(result), _name(raised), kind)
+    elif func.name in LOAD_NAMES:
+        enter = ast.Assign([ast.Name(token, ast.Store())],
+                           ast.Call(_rt("load_enter"), [this, _state_argument(func), kind], []))
+        exit_ = _call_stmt("load_exit", _name(token), this, _name(raised))
+    else:
+        enter = None
+        exit_ = ast.If(_rt("ADOPTING"), [_call_stmt("after_call", this)], [])
+    temps = [token, result, raised] if enter is not None else []
+    final: list[ast.stmt] = [_guarded(where, exit_)]
+    head: list[ast.stmt] = []
+    handlers: list[ast.ExceptHandler] = []
+    if enter is not None:
+        head = [ast.Assign([ast.Name(t, ast.Store()) for t in temps], ast.Constant(None)), _guarded(where, enter)]
+        final.append(ast.Assign([ast.Name(t, ast.Store()) for t in temps], ast.Constant(None)))
+        handlers = [ast.ExceptHandler(_name("BaseException"), None,
+                                      [ast.Assign([ast.Name(raised, ast.Store())], ast.Constant(True)), ast.Raise()])]
+    block = ast.Try(body=rest, handlers=handlers, orelse=[], finalbody=final)
+    for node in (*head, *final, *handlers):
+        _place(node, where)
+    ast.copy_location(block, where)
+    block.end_lineno, block.end_col_offset = where.end_lineno, where.end_col_offset
+    func.body = [*doc, *head, block]
+
+
+def _state_argument(func: ast.FunctionDef) -> ast.expr:
+    """The state a load takes, as its signature binds it: the parameter after self (MISSING: none)."""
+    params = [*func.args.posonlyargs, *func.args.args][1:]
+    if params:
+        return _name(params[0].arg)
+    if func.args.vararg is not None:
+        return ast.Call(_rt("first"), [_name(func.args.vararg.arg)], [])
+    if func.args.kwonlyargs:
+        return _name(func.args.kwonlyargs[0].arg)
+    return _rt("MISSING")
+
+
+def _generator(func: ast.FunctionDef) -> bool:
+    todo: list[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+class _ReturnCatcher(ast.NodeVisitor):
+    """``return X`` becomes ``return (@acr := X)`` in the function's own body (not nested ones)."""
+
+    def __init__(self, temp: str) -> None:
+        self.temp = temp
+
+    def visit_body(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self.visit(stmt)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        value = node.value
+        if value is None:
+            value = ast.Constant(None)
+            _place(value, node)
+        caught = ast.NamedExpr(ast.Name(self.temp, ast.Store()), value)
+        _place(caught, value)
+        node.value = caught
+
+    def visit_FunctionDef(self, node: ast.AST) -> None:
+        return None
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+
 def mark(tree: ast.Module) -> ast.Module:
-    """Rewrite *tree* in place: the runtime import first (after docstring and ``__future__``), then the marks."""
-    marker = Marker()
-    marker.visit(tree)
-    body = tree.body
-    if not marker.count or not body:
-        return tree
-    at = 0
-    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(
-            body[0].value.value, str):
-        at = 1
-    while at < len(body) and isinstance(body[at], ast.ImportFrom) and body[at].module == "__future__":  # type: ignore[attr-defined]
-        at += 1
-    imports = [ast.Import([ast.alias("aliascheck.boundary", RUNTIME)]),
-               ast.ImportFrom("aliascheck.boundary", [ast.alias(name, _global(name)) for name in SHARED], 0)]
-    where = body[at] if at < len(body) else body[-1]
-    for imp in reversed(imports):
-        for node in ast.walk(imp):
-            ast.copy_location(node, where)
-            node.end_lineno, node.end_col_offset = where.lineno, where.col_offset  # type: ignore[attr-defined]
-        body.insert(at, imp)
+    """Rewrite *tree* in place. Nothing is added to the module's namespace."""
+    Marker().visit(tree)
     return tree
 
 
 def compile_marked(source: bytes | str, filename: str) -> types.CodeType:
+    """*source* compiled marked; compiled as written if the marking fails (a module runs unmarked, never broken)."""
+    expose()
     tree = ast.parse(source, filename=filename)
-    return compile(mark(tree), filename, "exec", dont_inherit=True)
+    try:
+        return compile(mark(tree), filename, "exec", dont_inherit=True)
+    except Exception:
+        return compile(source, filename, "exec", dont_inherit=True)
 
 
 # -- where the rewriting happens -------------------------------------------------
@@ -546,10 +720,20 @@ class Finder(importlib.abc.MetaPathFinder):
 _installed: list[Callable[[], None]] = []
 
 
+def expose() -> None:
+    """Where marked code finds the runtime: one builtins name no source can write (:data:`RUNTIME`).
+    It stays once set, so that marked code that outlives a session (a module kept imported) still
+    finds the runtime, which then returns at once."""
+    import aliascheck.boundary as boundary
+
+    vars(builtins)[RUNTIME] = boundary
+
+
 def install(in_project: Callable[[str], bool]) -> None:
     """Mark project modules imported from now on, and test modules pytest rewrites."""
     if _installed:
         return
+    expose()
     finder = Finder(in_project)
     hooks = [i for i, f in enumerate(sys.meta_path) if type(f).__name__ == "AssertionRewritingHook"]
     sys.meta_path.insert(hooks[-1] + 1 if hooks else 0, finder)
@@ -560,23 +744,29 @@ def install(in_project: Callable[[str], bool]) -> None:
 
     _installed.append(unfind)
     rewrite: Any = sys.modules.get("_pytest.assertion.rewrite")
-    if rewrite is None or not hasattr(rewrite, "rewrite_asserts") or not hasattr(rewrite, "PYC_TAIL"):
+    names = ("rewrite_asserts", "_read_pyc", "_write_pyc")
+    if rewrite is None or not all(hasattr(rewrite, n) for n in names):
         return
-    original, tail = rewrite.rewrite_asserts, rewrite.PYC_TAIL
+    saved = {n: getattr(rewrite, n) for n in names}
 
     def rewrite_asserts(mod: ast.Module, source: bytes, module_path: str | None = None, config: Any = None) -> None:
-        original(mod, source, module_path, config)
+        saved["rewrite_asserts"](mod, source, module_path, config)
         if module_path and in_project(os.fspath(module_path)):
-            try:
-                mark(mod)
-            except Exception:  # the module runs unmarked, never broken
-                pass
+            try:  # marked on a copy, kept only if it compiles: the module runs unmarked, never broken
+                marked = mark(copy.deepcopy(mod))
+                compile(marked, os.fspath(module_path), "exec", dont_inherit=True)
+            except Exception:
+                return
+            mod.body[:] = marked.body
 
+    # A marked test module is not cached: its site numbers are this process's.
     rewrite.rewrite_asserts = rewrite_asserts
-    rewrite.PYC_TAIL = ".aliascheck" + tail  # marked test modules are cached apart from plain ones
+    rewrite._read_pyc = lambda *args, **kwargs: None
+    rewrite._write_pyc = lambda *args, **kwargs: False
 
     def unpatch() -> None:
-        rewrite.rewrite_asserts, rewrite.PYC_TAIL = original, tail
+        for name, value in saved.items():
+            setattr(rewrite, name, value)
 
     _installed.append(unpatch)
 

@@ -96,6 +96,10 @@ class Session:
         self.ledger = Ledger(old.settings)
         self.spool = None
         swap(old, self.ledger)
+        if self.options.boundary == "on":
+            import aliascheck.boundary as boundary
+
+            boundary.follow(self.ledger)
 
     @property
     def problems(self) -> list[str]:

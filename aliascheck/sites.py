@@ -130,6 +130,11 @@ _outer: dict[tuple[int, int], tuple[Any, tuple[tuple[Any, int], ...]]] = {}
 _OUTER_MAX = 4096
 
 
+# Code of project methods whose recording runs inside their own body (aliascheck.boundary.ACTIVE):
+# a capture made from that recording passes over the method's frame, as it passes over a wrapper's.
+INSIDE: dict[Any, int] = {}
+
+
 def capture(skip: int = 2) -> Where:
     """The caller's frames outside aliascheck, raw (*skip*: frames to pass over first)."""
     frame: FrameType | None = sys._getframe(skip)
@@ -142,6 +147,8 @@ def capture(skip: int = 2) -> Where:
         if kind:
             break
         frame = frame.f_back
+    if frame is not None and INSIDE and frame.f_code in INSIDE and frame.f_back is not None:
+        frame = frame.f_back  # the method recording itself: its caller is where the state went
     frames: list[tuple[Any, int]] = []
     while frame is not None:
         code = frame.f_code

@@ -571,6 +571,7 @@ def test_a_disabled_adapter_judges_nothing_and_the_run_goes_on(pytester, disable
             state = node.state_dict()
             node.seen.append(1)
             assert state == {"seen": [1]}
+            node.state_dict()  # the node's next handover: the earlier one, still held, changed
     """)
     result = pytester.runpytest_subprocess(*RUN, "-o", f"aliascheck_disable={disable}")
     result.assert_outcomes(passed=1, failed=1)
