@@ -1,0 +1,684 @@
+"""Ordinary project code for the semantics probes: objects that count and log what is done to them,
+and functions that perform each statement shape aliascheck's rewriter marks on them.
+
+Nothing here knows about aliascheck. Each function returns (or leaves in a log) exactly what plain
+Python does; ``test_*.py`` beside it pins those results, and the same tests must pass unchanged under
+``pytest --aliascheck``.
+"""
+
+from __future__ import annotations
+
+import abc
+import copy
+import sys
+import traceback
+import weakref
+from functools import cached_property
+
+LOG: list[str] = []  # one shared order log; each probe clears it first
+
+
+def clear() -> None:
+    del LOG[:]
+
+
+# -- objects that count what is done to them ------------------------------------------
+
+
+class Counted:
+    """Properties that count their reads."""
+
+    def __init__(self, value: object = None) -> None:
+        self.reads = 0
+        self.child_reads = 0
+        self._value = value if value is not None else [1, [2]]
+        self._child: Counted | None = None
+        self.p = 0
+
+    @property
+    def prop(self) -> object:
+        self.reads += 1
+        return self._value
+
+    @property
+    def child(self) -> Counted:
+        self.child_reads += 1
+        if self._child is None:
+            self._child = Counted()
+        return self._child
+
+    def make(self, *args: object) -> list[object]:
+        return [list(args)]
+
+    def items_list(self) -> list[int]:
+        return [1, 2, 3]
+
+
+class LoggingMap(dict):
+    """A dict whose item access is counted and logged in order."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.gets = 0
+        self.sets = 0
+        self.item_calls = 0
+
+    def __getitem__(self, key: object) -> object:
+        self.gets += 1
+        LOG.append(f"get {key!r}")
+        return super().__getitem__(key)
+
+    def __setitem__(self, key: object, value: object) -> None:
+        self.sets += 1
+        LOG.append(f"set {key!r}")
+        super().__setitem__(key, value)
+
+    def items(self):  # type: ignore[override]
+        self.item_calls += 1
+        LOG.append("items")
+        return super().items()
+
+    def values(self):  # type: ignore[override]
+        LOG.append("values")
+        return super().values()
+
+    def copy(self) -> LoggingMap:
+        LOG.append("copy")
+        new = LoggingMap()
+        dict.update(new, self)
+        return new
+
+
+class OneShot:
+    """An LRU-like cache that evicts what it hands out: each read removes the key."""
+
+    def __init__(self, data: dict[object, object]) -> None:
+        self.data = dict(data)
+        self.misses = 0
+
+    def __getitem__(self, key: object) -> object:
+        try:
+            return self.data.pop(key)
+        except KeyError:
+            self.misses += 1
+            raise
+
+    def __setitem__(self, key: object, value: object) -> None:
+        self.data[key] = value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.data
+
+
+class Dynamic:
+    """Attributes made up by ``__getattr__``; every miss is logged."""
+
+    def __init__(self) -> None:
+        self.misses: list[str] = []
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        misses = object.__getattribute__(self, "misses")
+        misses.append(name)
+        if name == "data":
+            return [[1], [2]]
+        raise AttributeError(name)
+
+    def __iter__(self):
+        return iter([[1], [2], [3]])
+
+
+class Marker(abc.ABC):  # noqa: B024 - an ABC without abstract methods, for isinstance()
+    pass
+
+
+def describe(obj: object) -> str:
+    return type(obj).__name__
+
+
+class Traced:
+    """boltons' debugutils shape: ``__getattribute__`` logs, asks ``isinstance(self, Marker)``
+    and hands ``self`` to a function. A guard keeps the plain class from recursing into itself."""
+
+    seen: list[tuple[str, bool, str]] = []
+    _busy = False
+
+    def __init__(self) -> None:
+        self.x = [1]
+
+    def __getattribute__(self, name: str) -> object:
+        if not Traced._busy:
+            Traced._busy = True
+            try:
+                Traced.seen.append((name, isinstance(self, Marker), describe(self)))
+            finally:
+                Traced._busy = False
+        return object.__getattribute__(self, name)
+
+
+class CountingList(list):
+    """A list whose reads by index are counted."""
+
+    reads = 0
+
+    def __getitem__(self, index):  # type: ignore[override]
+        CountingList.reads += 1
+        return super().__getitem__(index)
+
+
+class Cached:
+    computed = 0
+
+    @cached_property
+    def value(self) -> list[int]:
+        Cached.computed += 1
+        return [Cached.computed]
+
+
+class Tracked:
+    """Instances alive right now, by a class-level WeakSet."""
+
+    live: weakref.WeakSet[Tracked] = weakref.WeakSet()
+
+    def __init__(self, payload: object = None) -> None:
+        self.payload = payload if payload is not None else {"a": [1, 2]}
+        Tracked.live.add(self)
+
+
+class Base:
+    def __init__(self, x: object) -> None:
+        LOG.append(f"Base.__init__ {x!r}")
+        self.x = x
+
+
+class Derived(Base):
+    def __init__(self, x: object) -> None:
+        LOG.append("Derived.__init__")
+        super().__init__(x)
+
+
+class Manager:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> list[str]:
+        LOG.append(f"enter {self.name}")
+        return [self.name]
+
+    def __exit__(self, *exc: object) -> None:
+        LOG.append(f"exit {self.name}")
+
+
+# -- state-protocol classes (aliascheck wraps their methods) -------------------------
+
+
+class Env:
+    """get_state / reset: torchdata.nodes' protocol, with a no-argument reset()."""
+
+    def __init__(self) -> None:
+        self.pos = 0
+        self.items: list[object] = [Traced()]
+        self.callers: list[str] = []
+
+    def get_state(self) -> dict[str, object]:
+        self.callers.append(sys._getframe(1).f_code.co_name)
+        return {"pos": self.pos}
+
+    def reset(self) -> None:
+        self.callers.append(sys._getframe(1).f_code.co_name)
+        self.pos = 0
+
+    def step(self) -> int:
+        self.callers.append(sys._getframe(1).f_code.co_name)
+        self.pos += 1
+        return self.pos
+
+    def walk(self, n: int = 0) -> int:
+        """A recursive method of a state-protocol class (not itself a protocol method)."""
+        self.walked = n
+        return self.walk(n + 1)
+
+
+class Module:
+    """state_dict / load_state_dict, load_state_dict's parameters named as torch names them."""
+
+    def __init__(self) -> None:
+        self.weight = [0.0, 1.0]
+        self.loaded: list[tuple[object, bool]] = []
+        self.depth = 0
+
+    def state_dict(self, depth: int = 0) -> dict[str, object]:
+        return {"weight": list(self.weight)}
+
+    def load_state_dict(self, state_dict: dict[str, object], strict: bool = True) -> None:
+        self.loaded.append((state_dict, strict))
+        self.weight = list(state_dict["weight"])  # type: ignore[call-overload]
+
+    def raising(self) -> None:
+        raise ValueError("raising")
+
+
+class Deep:
+    """A state-protocol class whose handover method is recursive."""
+
+    reached = 0
+
+    def state_dict(self, n: int = 0) -> dict[str, object]:
+        Deep.reached = n
+        return self.state_dict(n + 1)
+
+    def load_state_dict(self, state_dict: dict[str, object]) -> None:
+        raise RuntimeError("raising load")  # the line tests read (RAISE-LOAD)
+
+
+class Extra:
+    """get_extra_state / set_extra_state: an nn.Module's extra state."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def get_extra_state(self) -> dict[str, object]:
+        self.calls.append("get")
+        return {"calls": len(self.calls)}
+
+    def set_extra_state(self, state: dict[str, object]) -> None:
+        self.calls.append(f"set {state!r}")
+
+
+class Picklable:
+    """__getstate__ / __setstate__ counted; its state holds a Traced object."""
+
+    gets = 0
+    sets = 0
+
+    def __init__(self) -> None:
+        self.data = {"k": [1, 2]}
+        self.traced = Traced()
+
+    def __getstate__(self) -> dict[str, object]:
+        Picklable.gets += 1
+        return dict(self.__dict__)
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        Picklable.sets += 1
+        self.__dict__.update(state)
+
+
+def plain_recursive(n: int = 0) -> int:
+    global PLAIN_REACHED
+    PLAIN_REACHED = n
+    return plain_recursive(n + 1)
+
+
+PLAIN_REACHED = 0
+
+
+# -- the statement shapes ----------------------------------------------------------------
+
+
+def append_prop(obj: Counted) -> list[object]:
+    out: list[object] = []
+    out.append(obj.prop)
+    return out
+
+
+def append_item(d: LoggingMap, k: object) -> list[object]:
+    out: list[object] = []
+    out.append(d[k])
+    return out
+
+
+def append_oneshot(cache: OneShot, k: object) -> list[object]:
+    out: list[object] = []
+    out.append(cache[k])
+    return out
+
+
+def append_missing(obj: Dynamic) -> list[object]:
+    out: list[object] = []
+    out.append(obj.data)
+    return out
+
+
+def append_call(out: CountingList, obj: Counted) -> CountingList:
+    out.append(obj.make(1))
+    return out
+
+
+def set_item(d: LoggingMap, k: object, v: object) -> None:
+    d[k] = v
+
+
+def set_item_prop(d: LoggingMap, obj: Counted) -> None:
+    d["p"] = obj.prop
+
+
+def set_item_through_prop(holder: Counted, v: object) -> None:
+    holder.child.__dict__["slot"] = v
+
+
+def set_attr_through_prop(holder: Counted, v: object) -> None:
+    holder.child.p = v
+
+
+def augment_attr(obj: Counted) -> None:
+    obj.p += 1
+
+
+def augment_through_prop(holder: Counted) -> None:
+    holder.child.p += 1
+
+
+def augment_item(d: LoggingMap, k: object) -> None:
+    d[k] += 1
+
+
+def call_order() -> dict[str, object]:
+    box: dict[str, object] = {}
+
+    def f() -> dict[str, object]:
+        LOG.append("f")
+        return box
+
+    def g() -> str:
+        LOG.append("g")
+        return "k"
+
+    def h() -> list[int]:
+        LOG.append("h")
+        return [1]
+
+    f()[g()] = h()
+    return box
+
+
+def walrus(obj: Counted) -> tuple[list[object], object]:
+    out: list[object] = []
+    out.append(y := obj.prop)
+    return out, y
+
+
+def starred(obj: Counted) -> tuple[object, list[object]]:
+    first, *rest = obj.prop  # type: ignore[misc]
+    return first, rest
+
+
+def chained(d: LoggingMap, obj: Counted) -> object:
+    a = d["c"] = obj.make(obj.prop)
+    return a
+
+
+def tuple_target(obj: Counted) -> tuple[object, object]:
+    a, b = obj.make(1), obj.child.make(2)
+    return a, b
+
+
+def for_over(obj: Dynamic) -> list[object]:
+    out: list[object] = []
+    for x in obj:
+        out.append(x)
+    return out
+
+
+def for_over_generator() -> list[object]:
+    def gen():
+        buf: list[int] = []
+        for i in range(3):
+            buf.append(i)
+            yield buf
+
+    out: list[object] = []
+    for item in gen():
+        out.append(item)
+    return out
+
+
+def with_target() -> list[str]:
+    with Manager("a") as got:
+        LOG.append(f"body {got!r}")
+    return got
+
+
+def comprehension(obj: Counted) -> list[object]:
+    acc: list[object] = []
+    [acc.append(x) for x in obj.items_list()]  # noqa: B018 - the shape itself
+    return acc
+
+
+def bind_call(holder: Counted) -> object:
+    res = holder.child.make(1)
+    return res
+
+
+def pass_through_prop(holder: Counted) -> object:
+    res = describe(holder.child)
+    return res
+
+
+def method_through_prop(holder: Counted, v: object) -> object:
+    res = holder.child.make(v)
+    return res
+
+
+def make_lambda():
+    acc: list[object] = []
+    keep = lambda x: acc.append(x)  # noqa: E731 - the hook shape
+    return keep, acc
+
+
+def construct(x: object) -> Derived:
+    return Derived(x)
+
+
+def copy_of(d: LoggingMap) -> LoggingMap:
+    x = d.copy()
+    return x
+
+
+def copy_module(d: LoggingMap) -> LoggingMap:
+    x = copy.copy(d)
+    return x
+
+
+def run_exec(src: str, ns: dict[str, object]) -> dict[str, object]:
+    exec(src, ns)
+    return ns
+
+
+def keep_traced(t: Traced) -> dict[str, object]:
+    d: dict[str, object] = {}
+    d["t"] = t
+    out = []
+    out.append(t)
+    for item in [t]:
+        out.append(item)
+    res = describe(t)
+    t.x = [2]
+    return {"d": d, "out": out, "res": res}
+
+
+# -- lifetimes ---------------------------------------------------------------------------
+
+
+def local_weakref(callback) -> weakref.ref[Tracked]:
+    obj = Tracked()
+    ref = weakref.ref(obj, callback)
+    rows: list[object] = []
+    rows.append(obj)
+    rows.append(obj.payload)
+    index: dict[str, object] = {}
+    index["obj"] = obj
+    index["payload"] = obj.payload
+    got = list(obj.payload["a"])  # type: ignore[index]
+    rows.append(got)
+    return ref
+
+
+def churn() -> int:
+    made = Tracked()
+    keep: list[object] = []
+    keep.append(made)
+    keep.append(made.payload)
+    table: dict[str, object] = {}
+    table["t"] = made
+    other = made.payload.copy()  # type: ignore[attr-defined]
+    other["b"] = [3]
+    total = len(keep) + len(other)
+    return total
+
+
+PREV, NEXT, KEY, VALUE = range(4)
+
+
+def build_ring(n: int) -> int:
+    """A boltons LRU's linked ring of ``[prev, next, key, value]`` lists."""
+    root: list[object] = []
+    root[:] = [root, root, None, None]
+    links = {}
+    for key in range(n):
+        last = root[PREV]
+        link = [last, root, key, [key]]
+        last[NEXT] = link  # type: ignore[index]
+        root[PREV] = link
+        links[key] = link
+    count = 0
+    node = root[NEXT]
+    while node is not root:
+        count += 1
+        node = node[NEXT]  # type: ignore[index]
+    root[:] = []
+    return count
+
+
+# -- frames, namespaces, line numbers -------------------------------------------------
+
+
+def locals_of_shapes(obj: Counted, d: LoggingMap) -> list[str]:
+    out: list[object] = []
+    out.append(obj.prop)
+    d["k"] = out
+    res = obj.make(out)
+    for x in res:
+        out.append(x)
+    obj.p += 1
+    y = d.copy()
+    del y
+    return sorted(sys._getframe().f_locals)
+
+
+def raise_in_setitem() -> traceback.FrameSummary:
+    d = Refusing()
+    try:
+        d["k"] = [1]  # RAISE-SET
+    except KeyError as e:
+        return traceback.extract_tb(e.__traceback__)[-1]
+    raise AssertionError("no raise")
+
+
+def raise_after_keep() -> list[traceback.FrameSummary]:
+    out: list[object] = []
+    try:
+        out.append([1])
+        res = Counted().make(out)
+        raise ValueError(res)  # RAISE-AFTER
+    except ValueError as e:
+        return traceback.extract_tb(e.__traceback__)
+
+
+class Refusing(dict):
+    def __setitem__(self, key: object, value: object) -> None:
+        raise KeyError(key)  # RAISE-IN-SETITEM
+
+
+def make_class() -> tuple[str, str]:
+    class Local:
+        caller = sys._getframe(1).f_code.co_name
+
+        def __init_subclass__(cls) -> None:
+            cls.sub_caller = sys._getframe(1).f_code.co_name
+
+    class Sub(Local):
+        pass
+
+    return Local.caller, Sub.sub_caller  # type: ignore[attr-defined]
+
+
+def make_protocol_class() -> tuple[str, str]:
+    class LocalState:
+        caller = sys._getframe(1).f_code.co_name
+
+        def state_dict(self) -> dict[str, object]:
+            return {"caller": sys._getframe(1).f_code.co_name}
+
+        def load_state_dict(self, state_dict: dict[str, object]) -> None:
+            pass
+
+    return LocalState.caller, LocalState().state_dict()["caller"]  # type: ignore[return-value]
+
+
+def call_get_state(env: Env) -> dict[str, object]:
+    return env.get_state()
+
+
+def call_reset(env: Env) -> None:
+    env.reset()
+
+
+def call_step(env: Env) -> int:
+    return env.step()
+
+
+def peek() -> list[str]:
+    """The caller's local names right now (as a debugger or a tracing library sees them)."""
+    return sorted(sys._getframe(1).f_locals)
+
+
+def locals_mid_statement(obj: Counted, d: LoggingMap) -> list[list[str]]:
+    seen = []
+    out: list[object] = []
+    out.append(obj.prop)
+    seen.append(peek())
+    d["k"] = obj.make(out)
+    seen.append(peek())
+    res = obj.child.make(1)
+    seen.append(peek())
+    for x in res:
+        seen.append(peek())
+        out.append(x)
+    return seen
+
+
+def line_events(fn, *args: object) -> list[tuple[str, int]]:
+    """The 'line' events of *fn*'s own frame, as (event, line - first line): what coverage and pdb see."""
+    events: list[tuple[str, int]] = []
+    first = fn.__code__.co_firstlineno
+    code = fn.__code__
+
+    def local(frame, event, arg):
+        if frame.f_code is code:
+            events.append((event, frame.f_lineno - first))
+        return local
+
+    def tracer(frame, event, arg):
+        return local if frame.f_code is code else None
+
+    old = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        fn(*args)
+    finally:
+        sys.settrace(old)
+    return events
+
+
+def traced_shapes(obj: Counted, d: LoggingMap) -> int:
+    out: list[object] = []
+    out.append(obj.prop)
+    d["k"] = out
+    res = obj.make(out)
+    for x in res:
+        out.append(x)
+    obj.p += 1
+    y = d.copy()
+    return len(y)

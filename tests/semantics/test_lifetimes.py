@@ -1,0 +1,48 @@
+"""Lifetimes: what a probe function made is freed when it returns, as plain Python frees it."""
+
+from __future__ import annotations
+
+import gc
+
+import probelib as p
+
+
+def test_local_dies_on_return() -> None:
+    fired: list[object] = []
+    ref = p.local_weakref(fired.append)
+    assert ref() is None
+    assert fired == [ref]
+
+
+def test_no_instances_left_after_calls() -> None:
+    p.Tracked.live = type(p.Tracked.live)()
+    for _ in range(25):
+        assert p.churn() == 4
+    assert len(p.Tracked.live) == 0
+    for _ in range(25):
+        p.local_weakref(None)
+    assert len(p.Tracked.live) == 0
+
+
+def _objects_after(block) -> int:
+    gc.collect()
+    before = len(gc.get_objects())
+    block()
+    gc.collect()
+    return len(gc.get_objects()) - before
+
+
+def _block() -> None:
+    for _ in range(20):
+        p.churn()
+        p.local_weakref(None)
+        p.append_prop(p.Counted())
+        p.copy_of(p.LoggingMap(a=[1]))
+        p.build_ring(10)
+    p.clear()
+
+
+def test_gc_object_count_unchanged() -> None:
+    _objects_after(_block)  # warm: first calls fill caches
+    # The least of three: another thread of the process (xdist's channel) may allocate during one.
+    assert min(_objects_after(_block) for _ in range(3)) == 0

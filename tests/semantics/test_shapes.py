@@ -1,0 +1,202 @@
+"""Each statement shape the rewriter marks, on objects that count and log: the same counts and order."""
+
+from __future__ import annotations
+
+import probelib as p
+
+COPY_LOG = ["items", "set 'a'"]  # copy.copy of a dict subclass: __reduce_ex__ reads items(), the new one is filled
+
+
+def setup_function() -> None:
+    p.clear()
+
+
+def test_append_reads_property_once() -> None:
+    obj = p.Counted()
+    assert p.append_prop(obj) == [[1, [2]]]
+    assert obj.reads == 1
+
+
+def test_append_reads_item_once() -> None:
+    d = p.LoggingMap(k=[1])
+    assert p.append_item(d, "k") == [[1]]
+    assert (d.gets, p.LOG) == (1, ["get 'k'"])
+
+
+def test_append_from_evicting_cache() -> None:
+    cache = p.OneShot({"k": [1], "j": [2]})
+    assert p.append_oneshot(cache, "k") == [[1]]
+    assert "k" not in cache and "j" in cache
+    assert cache.misses == 0
+
+
+def test_append_getattr_miss_once() -> None:
+    obj = p.Dynamic()
+    assert p.append_missing(obj) == [[[1], [2]]]
+    assert obj.misses == ["data"]
+
+
+def test_append_call_reads_receiver_never() -> None:
+    p.CountingList.reads = 0
+    out = p.append_call(p.CountingList(), p.Counted())
+    assert list.__len__(out) == 1
+    assert p.CountingList.reads == 0
+
+
+def test_setitem_once() -> None:
+    d = p.LoggingMap()
+    p.set_item(d, "k", [1])
+    assert (d.sets, d.gets, d.item_calls, p.LOG) == (1, 0, 0, ["set 'k'"])
+
+
+def test_setitem_of_property_reads_it_once() -> None:
+    d, obj = p.LoggingMap(), p.Counted()
+    p.set_item_prop(d, obj)
+    assert obj.reads == 1 and p.LOG == ["set 'p'"]
+
+
+def test_setitem_through_property_reads_it_once() -> None:
+    holder = p.Counted()
+    p.set_item_through_prop(holder, [1])
+    assert holder.child_reads == 1
+
+
+def test_setattr_through_property_reads_it_once() -> None:
+    holder = p.Counted()
+    p.set_attr_through_prop(holder, [1])
+    assert holder.child_reads == 1 and holder._child is not None and holder._child.p == [1]
+
+
+def test_augmented_attribute() -> None:
+    obj = p.Counted()
+    p.augment_attr(obj)
+    p.augment_attr(obj)
+    assert obj.p == 2
+
+
+def test_augmented_through_property_reads_it_once() -> None:
+    holder = p.Counted()
+    p.augment_through_prop(holder)
+    assert holder.child_reads == 1
+
+
+def test_augmented_item_order() -> None:
+    d = p.LoggingMap(k=1)
+    p.augment_item(d, "k")
+    assert p.LOG == ["get 'k'", "set 'k'"] and dict(d) == {"k": 2}
+
+
+def test_subscript_assignment_evaluation_order() -> None:
+    assert p.call_order() == {"k": [1]}
+    assert p.LOG == ["h", "f", "g"]
+
+
+def test_walrus_reads_once() -> None:
+    obj = p.Counted()
+    out, y = p.walrus(obj)
+    assert out == [y] and out[0] is y and obj.reads == 1
+
+
+def test_starred_target_reads_once() -> None:
+    obj = p.Counted([1, 2, 3])
+    assert p.starred(obj) == (1, [2, 3])
+    assert obj.reads == 1
+
+
+def test_chained_target() -> None:
+    d, obj = p.LoggingMap(), p.Counted()
+    a = p.chained(d, obj)
+    assert a is dict.__getitem__(d, "c") and obj.reads == 1 and p.LOG == ["set 'c'"]
+
+
+def test_tuple_target_reads_once() -> None:
+    obj = p.Counted()
+    assert p.tuple_target(obj) == ([[1]], [[2]])
+    assert (obj.reads, obj.child_reads) == (0, 1)
+
+
+def test_for_loop_over_getattr_object() -> None:
+    obj = p.Dynamic()
+    assert p.for_over(obj) == [[1], [2], [3]]
+    assert obj.misses == []
+
+
+def test_for_loop_over_project_generator() -> None:
+    out = p.for_over_generator()
+    assert len(out) == 3 and out[0] is out[1] is out[2] and out[0] == [0, 1, 2]
+
+
+def test_with_target() -> None:
+    assert p.with_target() == ["a"]
+    assert p.LOG == ["enter a", "body ['a']", "exit a"]
+
+
+def test_comprehension_target() -> None:
+    assert p.comprehension(p.Counted()) == [1, 2, 3]
+
+
+def test_bound_call_reads_receiver_once() -> None:
+    holder = p.Counted()
+    assert p.bind_call(holder) == [[1]]
+    assert holder.child_reads == 1
+
+
+def test_call_argument_read_once() -> None:
+    holder = p.Counted()
+    assert p.pass_through_prop(holder) == "Counted"
+    assert holder.child_reads == 1
+
+
+def test_method_receiver_read_once() -> None:
+    holder = p.Counted()
+    assert p.method_through_prop(holder, [5]) == [[[5]]]
+    assert holder.child_reads == 1
+
+
+def test_lambda_keeps_and_returns() -> None:
+    keep, acc = p.make_lambda()
+    assert keep([1]) is None
+    assert acc == [[1]]
+    assert keep.__name__ == "<lambda>"
+
+
+def test_super_init() -> None:
+    obj = p.construct([1])
+    assert obj.x == [1]
+    assert p.LOG == ["Derived.__init__", "Base.__init__ [1]"]
+
+
+def test_copy_method_touches_nothing_more() -> None:
+    d = p.LoggingMap(a=[1], b=[2])
+    x = p.copy_of(d)
+    assert dict(x) == {"a": [1], "b": [2]} and x["a"] is dict.__getitem__(d, "a")
+    assert p.LOG == ["copy", "get 'a'"]
+    assert (d.gets, d.item_calls) == (0, 0)
+
+
+def test_copy_copy_touches_nothing_more() -> None:
+    d = p.LoggingMap(a=[1])
+    x = p.copy_module(d)
+    assert type(x) is p.LoggingMap and dict.__eq__(x, d)
+    assert p.LOG == COPY_LOG
+    assert (d.gets, d.sets, d.item_calls) == (0, 0, COPY_LOG.count("items"))
+
+
+def test_exec_namespace() -> None:
+    traced = p.Traced()
+    p.Traced.seen.clear()
+    ns: dict[str, object] = {"t": traced, "rows": [[1]]}
+    out = p.run_exec("rows.append(t.x)\nkept = rows\n", ns)
+    assert out is ns and ns["kept"] is ns["rows"]
+    assert sorted(ns) == ["__builtins__", "kept", "rows", "t"]
+    assert [s[0] for s in p.Traced.seen] == ["x"]
+
+
+def test_traced_object_attribute_log() -> None:
+    t = p.Traced()
+    p.Traced.seen.clear()
+    result = p.keep_traced(t)
+    assert result["res"] == "Traced"
+    assert p.Traced.seen == []  # keeping and naming an object reads none of its attributes
+    t.x  # noqa: B018
+    assert p.Traced.seen == [("x", False, "Traced")]
