@@ -43,6 +43,9 @@ from .records import Record
 from .sites import capture
 
 _on = False  # set while a session records: every hook returns at once otherwise
+# The exception types the marked code's handlers name, read from here: a module may bind its own
+# ``Exception`` or ``NameError``, and the marked code looks up no global the source does not.
+Exception, NameError, BaseException = Exception, NameError, BaseException  # noqa: A001,PLW0127
 # ids of what the test's records hold (a kept value and its parts, a value a library kept, a part a
 # copy shares): the marked code calls wrote() only for these. One set, cleared in place.
 WATCHED: set[int] = set()
@@ -86,6 +89,11 @@ class _Keep:
     @property
     def keeper(self) -> Any:
         return self.ref()
+
+    def find(self, value: Any) -> Any:
+        """The keeper, if it is alive (found among *value*'s referrers when known by id)."""
+        ref = self.ref
+        return ref.find(value) if type(ref) is _ById else ref()
 
     @property
     def strong(self) -> bool:
@@ -133,9 +141,31 @@ class _Strong:
         return self.value
 
 
+class _ById:
+    """A keeper that cannot be weakly referenced (a list, a dict), known by id and type: found again
+    among the kept value's referrers when judged, so that a keep never keeps its keeper alive."""
+
+    __slots__ = ("id", "type")
+
+    def __init__(self, obj: Any) -> None:
+        self.id, self.type = id(obj), type(obj)
+
+    def __call__(self) -> Any:
+        return None
+
+    def find(self, value: Any) -> Any:
+        for ref in gc.get_referrers(value):
+            if id(ref) == self.id and type(ref) is self.type:
+                return ref
+        return None
+
+
 def _reference(obj: Any) -> Any:
-    """A weak reference to *obj*, or a strong one where its type allows no other (a dict, a list)."""
-    return weakref.ref(obj) if _weak(type(obj)) else _Strong(obj)
+    """A weak reference to *obj*, or its id where its type allows no weak one (a dict, a list); a
+    frame (a test function's, held until the test's end check) strongly."""
+    if _weak(type(obj)):
+        return weakref.ref(obj)
+    return _Strong(obj) if type(obj) is types.FrameType else _ById(obj)
 
 
 _GONE = _Strong(None)  # the reference of a keeper not kept (a function's frame)
@@ -171,7 +201,8 @@ class _Test:
         self.flagged: set[int] = set()  # sites already reported in this test
         self.handed: dict[int, Record] = {}  # id -> a value a library call kept (kind handed)
         self.holds: dict[int, int] = {}  # id of a keeper -> how many records refer to it
-        self.pending: list[tuple[Record, list[Change], str]] = []  # found at a next keep, reported at the end
+        # Found at a next keep, reported at the end: (record, changes, check, where it sat).
+        self.pending: list[tuple[Record, list[Change], str, str]] = []
 
     # The facts the rules Kept and Handed (aliascheck.judge) decide on.
     def view(self, value: Any) -> bool:
@@ -258,18 +289,22 @@ def _written_by_project(target: Any, root: Any) -> None:
 
 
 def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | None = None,
-         root: Any = None, source: int = -1) -> None:
+         root: Any = None, source: int = -1, owner: Any = None) -> None:
     """*value* was stored into *keeper* at *site* (a list item, a dict key, an attribute).
 
     *source*: where the value came from, when the marked code knows: a loop's site (the loop's
-    iterable decides), -2 for the keeping function's own parameter (its caller decides), -1 unknown.
+    iterable decides), -2 for the keeping function's own parameter (its caller decides), MADE for
+    what the project built of its own parts, -1 unknown. *owner*: the object the value was read
+    from as an attribute (``made`` of ``made.payload``): a project object's part is the project's own.
     """
     if not _on or guard.busy():
         return
     _written_by_project(keeper, root)
     kind = type(value)
-    if kind in mutability.ATOMS:
+    if kind in mutability.ATOMS or source == MADE:  # an atom, or the project's own cells
         return
+    if owner is not None and _project_type(type(owner)) and not _buffer_type(kind):
+        return  # a part of the project's own object, kept elsewhere by the project
     if source in FED:  # a loop over the project's own generator
         last = _test.seen.get(site)
         if last is None or last.value is not value:  # not a history of one object: nothing to record
@@ -312,6 +347,8 @@ def _made(source: int) -> bool:
     parameter of a function the project itself called."""
     if source >= 0:
         return source in FED
+    if source == MADE:
+        return True
     if source == -2:
         frame = _project_frame()
         caller = frame.f_back if frame is not None else None
@@ -319,6 +356,7 @@ def _made(source: int) -> bool:
     return False
 
 
+MADE = -3  # a kept value's source when the project built it from its own parts (aliascheck.rewrite.MADE)
 FED: set[int] = set()  # loop sites whose iterable (at the loop's last start) is one of the project's own generators
 
 
@@ -341,7 +379,7 @@ def loop(iterable: Any, site: int) -> Any:
 def through(result: Any, keeper: Any, value: Any, site: int, root: Any = None, source: int = -1) -> Any:
     """A lambda's ``keeper.append(value)`` ran (it returned *result*): the keep, then the result."""
     try:
-        kept(keeper, value, site, True, None, root, source)
+        kept(keeper, value, site, True, None, root, source, None)
     except Exception:
         pass
     return result
@@ -527,9 +565,10 @@ def _held(rec: Record) -> bool:
     """Whether the keeper still holds the value where it was kept, and is itself still held by
     someone besides these records (a dead function's local list holds nothing any more)."""
     keep: _Keep = rec.adopter
-    keeper, value = keep.keeper, rec.obj
+    value = rec.obj
+    keeper = keep.find(value)
     if keeper is None:
-        return False  # the keeper is gone
+        return False  # the keeper is gone, or no longer refers to the value
     # getrefcount's argument, this frame's name, and each record's strong reference.
     if keep.how in ("item", "attr") and sys.getrefcount(keeper) - 2 - _test.holds.get(id(keeper), 0) <= 0:
         return False
@@ -606,16 +645,15 @@ def _judge_one(rec: Record, check: str, collect: Any = None) -> None:
     """Rule *Kept* (:func:`aliascheck.judge.kept`) on one record: what it finds is reported at the
     test's end. *collect*: called once before the first keeper is confirmed (teardown: garbage first)."""
     changes = judge.kept(rec, check, _test, collect)
-    if changes:
-        _test.pending.append((rec, changes, check))
+    if changes:  # where it sits is read now, while its keeper is surely alive
+        _test.pending.append((rec, changes, check, _position(rec)))
 
 
-def _report(rec: Record, changes: list[Change], check: str) -> list[Any]:
+def _report(rec: Record, changes: list[Change], check: str, position: str) -> list[Any]:
     if _ledger is None:
         return []
     keep: _Keep = rec.adopter
     keeper_text, how = _sites[keep.site]
-    position = _position(rec)
     paths = [Change(f"{position}{c.path}", c.before, c.after, c.kind, c.text) for c in changes]
     what = rec.owner_name.rpartition(".")[2]
     last = _test.seen.get(keep.site)
@@ -661,7 +699,7 @@ def _position(rec: Record) -> str:
         return keeper_text
     if keep.how == "attr":
         return keeper_text
-    keeper = keep.keeper
+    keeper = keep.find(rec.obj)
     try:
         if type(keeper) is dict:
             for k, v in keeper.items():
@@ -730,6 +768,16 @@ def follow(ledger: Any) -> None:
         _ledger, ADOPTING = ledger, ledger.adopters
 
 
+# Who is told of each class a marked module makes (aliascheck.discovery: its state protocol).
+CLASS_HOOKS: list[Any] = []
+
+
+def made_class(cls: Any) -> None:
+    """A ``class`` statement of a marked module ran (and its decorators): *cls* is what it bound."""
+    if CLASS_HOOKS and issubclass(type(cls), type):
+        CLASS_HOOKS[-1](cls)
+
+
 def first(args: tuple[Any, ...]) -> Any:
     """A load's state when it takes ``*args``: the first, or MISSING."""
     return args[0] if args else MISSING
@@ -779,8 +827,8 @@ def judge_all(check: str = "teardown") -> None:
         if rec.kind == "kept" and not rec.flagged:
             _judge_one(rec, check, collect)
     pending, _test.pending = _test.pending, []
-    for rec, changes, when in pending:
-        _report(rec, changes, when)
+    for rec, changes, when, position in pending:
+        _report(rec, changes, when, position)
 
 
 def begin() -> None:

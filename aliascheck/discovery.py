@@ -144,12 +144,28 @@ class Discovery:
         self._lock = threading.Lock()
         self._undo: Callable[[], None] | None = None
 
-    def start(self) -> None:
+    def start(self, marked: bool = False) -> None:
+        """Watch from now on. *marked*: the project's modules are marked at import, and each tells
+        of its classes itself (``made_class``), so ``__build_class__`` is left as it is: a hook there
+        would stand between every class body and its caller (``sys._getframe(1)`` in a class body)."""
         if self.scope == "off" or self._undo is not None:
             return
         _active.append(self)
-        self._undo = patch(builtins, "__build_class__", _hook)
+        if marked:
+            import aliascheck.boundary as boundary
+
+            hooks = boundary.CLASS_HOOKS
+            hooks.append(self._made)
+            self._undo = lambda: hooks.remove(self._made)
+        else:
+            self._undo = patch(builtins, "__build_class__", _hook)
         self.scan()
+
+    def _made(self, cls: type) -> None:
+        try:
+            self.consider(cls)
+        except Exception:  # pragma: no cover - looking at a class must never break making it
+            pass
 
     def stop(self) -> None:
         if self._undo is None:

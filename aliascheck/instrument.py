@@ -183,18 +183,29 @@ def load_enter(node: Any, state: Any, kind: str) -> Any:
     else:
         before = led.loaded(state, node, kind)
     _tls.depth, _tls.nested = 1, None
-    return (led, state, before)
+    return Loading(led, state, before)
+
+
+class Loading:
+    """A load in progress (the token :func:`load_enter` gives): aliascheck's bookkeeping, never a
+    holder of the state it carries (:func:`aliascheck.keepers.held_by` passes over it)."""
+
+    __slots__ = ("led", "state", "before")
+
+    def __init__(self, led: Any, state: Any, before: Any) -> None:
+        self.led, self.state, self.before = led, state, before
 
 
 def load_exit(token: Any, node: Any, raised: bool) -> None:
     if token is None:
         return
     _tls.depth = 0
-    led, state, before = token
+    led, state, before = token.led, token.state, token.before
+    token.state = None
     if before is not None and not raised:  # the load returned: did it write into what it was given?
-        # Held by the call's arguments (the wrapper's tuple or the method's parameter), the token,
-        # this name and after_load's parameter.
-        led.after_load(state, node, before, local_refs=4)
+        # Held by the call's arguments (the wrapper's tuple or the method's parameter), this name and
+        # after_load's parameter.
+        led.after_load(state, node, before, local_refs=3)
 
 
 def _state_parameter(original: Any) -> tuple[int, str | None]:

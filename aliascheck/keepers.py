@@ -47,10 +47,10 @@ def referenced_parts(root: Any, owned: list[Any], depth: int = 4) -> tuple[list[
     for _ in range(depth):
         following = []
         for path, node in level:
-            if not isinstance(node, dict) or len(node) > WIDTH:
+            if not issubclass(type(node), dict) or len(node) > WIDTH:
                 continue
             for key, value in list(node.items()):
-                if not isinstance(value, mutability.CONTAINERS) or id(value) in inside:
+                if not issubclass(type(value), mutability.CONTAINERS) or id(value) in inside:
                     continue
                 inside.add(id(value))
                 where = f"{path}[{key!r}]"
@@ -91,7 +91,7 @@ def _referred(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
     referrers = gc.get_referrers(obj)
     deeper = ignore | {id(obj), id(referrers)}  # this very list refers to what it holds
     for ref in referrers:
-        if id(ref) in ignore or isinstance(ref, _PASSING) or _call_record(ref) or _record(ref):
+        if id(ref) in ignore or issubclass(type(ref), _PASSING) or _call_record(ref) or _record(ref):
             continue
         if type(ref) in (tuple, dict) and _only_in_call_records(ref, ours=frozenset({id(referrers)})):
             continue  # the args tuple or kwargs dict of a mock's recorded calls: no keeper
@@ -128,7 +128,7 @@ def _held_in_fork(obj: Any, ignore: set[int], modules: bool, depth: int = 10, wi
         for ref in referrers:
             if id(ref) in seen or _bookkeeping(ref):
                 continue
-            if isinstance(ref, (types.ModuleType, types.FunctionType)):  # a function: through its __globals__
+            if issubclass(type(ref), (types.ModuleType, types.FunctionType)):  # a function: through its __globals__
                 # A module's global or a container in one (a history list the worker appends to)
                 # holds; a chain deeper than that runs through the parent's objects (its loader,
                 # its checkpoint), frozen in the child with the frames that used them.
@@ -199,13 +199,13 @@ def _reached(obj: Any, skip: set[int], depth: int) -> bool | None:
 def _passed_over(ref: Any) -> bool:
     """What the forward look passes over: what the walk back does, and modules and functions (no
     holders of a loaded state in a child)."""
-    return isinstance(ref, (types.ModuleType, types.FunctionType)) or _bookkeeping(ref)
+    return issubclass(type(ref), (types.ModuleType, types.FunctionType)) or _bookkeeping(ref)
 
 
 def _bookkeeping(ref: Any) -> bool:
     """No holder in a forked child, either way: a frame (its locals are looked at directly), an
     unpickler, a mock's call record, aliascheck's own, the process's own start arguments."""
-    return isinstance(ref, _PASSING) or _call_record(ref) or _ours(ref) or _started_with(ref)
+    return issubclass(type(ref), _PASSING) or _call_record(ref) or _ours(ref) or _started_with(ref)
 
 
 def _started_with(ref: Any) -> bool:
@@ -253,7 +253,7 @@ def _call_record(ref: Any) -> bool:
     """A ``unittest.mock`` call record: a mock standing in for ``torch.save`` only records the
     call; what the real function would have serialised at the call is not kept state."""
     mock = sys.modules.get("unittest.mock")
-    return mock is not None and isinstance(ref, mock._Call)
+    return mock is not None and issubclass(type(ref), mock._Call)
 
 
 def _only_in_call_records(ref: Any, depth: int = 3, ours: frozenset[int] = frozenset()) -> bool:
@@ -266,7 +266,7 @@ def _only_in_call_records(ref: Any, depth: int = 3, ours: frozenset[int] = froze
     mine = ours | {id(holders)}  # this very list refers to what it holds
     found = False
     for holder in holders:
-        if id(holder) in mine or isinstance(holder, _PASSING):
+        if id(holder) in mine or issubclass(type(holder), _PASSING):
             continue
         found = True
         if _call_record(holder):

@@ -70,14 +70,14 @@ def buffer_type(kind: type) -> bool:
 
 def has_attributes(value: Any) -> bool:
     """An instance whose state is its attributes (``__dict__`` or ``__slots__``), not code or a class."""
-    if isinstance(value, _NOT_DATA):
+    if issubclass(type(value), _NOT_DATA):
         return False
-    return hasattr(value, "__dict__") or bool(slot_names(type(value)))
+    return type(value).__dictoffset__ != 0 or bool(slot_names(type(value)))  # by type: no attribute read
 
 
 def is_mutable(value: Any) -> bool:
     """Whether *value* itself can change in place: a container, a buffer, an object with attributes."""
-    if isinstance(value, CONTAINERS) or is_buffer(value):
+    if issubclass(type(value), CONTAINERS) or is_buffer(value):
         return True
     return has_attributes(value) and not callable(value)
 
@@ -90,11 +90,11 @@ def plain_data(value: Any) -> bool:
     service that owns its state (a cached client may change; that is its job).
     """
     kind = type(value)
-    if isinstance(value, CONTAINERS) or kind is types.SimpleNamespace or is_buffer(value):
+    if issubclass(type(value), CONTAINERS) or kind is types.SimpleNamespace or is_buffer(value):
         return True
     if kind is tuple:
         return not immutable(value)
-    return dataclasses.is_dataclass(kind) and not isinstance(value, type)
+    return dataclasses.is_dataclass(kind) and not issubclass(type(value), type)
 
 
 # Per class, weakly: a strong cache would keep every class seen alive, and with it its module's
@@ -109,7 +109,7 @@ def slot_names(cls: type) -> tuple[str, ...]:
         names: list[str] = []
         for klass in getattr(cls, "__mro__", ()):
             slots = klass.__dict__.get("__slots__", ())
-            for name in (slots,) if isinstance(slots, str) else slots:
+            for name in (slots,) if issubclass(type(slots), str) else slots:
                 if name not in ("__dict__", "__weakref__") and name not in names:
                     names.append(name)
         found = tuple(names)
@@ -123,9 +123,11 @@ def slot_names(cls: type) -> tuple[str, ...]:
 def attributes(value: Any) -> list[tuple[str, Any]]:
     """(name, value) of an instance's attributes: its ``__dict__`` and its set slots."""
     out: list[tuple[str, Any]] = []
-    try:
-        out += list(vars(value).items())
-    except TypeError:
+    try:  # the instance's own dict, read past any __getattribute__ or __dict__ property of its class
+        space = object.__getattribute__(value, "__dict__")
+        if type(space) is dict:
+            out += list(space.items())
+    except (AttributeError, TypeError):
         pass
     for name in slot_names(type(value)):
         try:

@@ -42,7 +42,7 @@ def trust(owner: str | type) -> Any:
 def trusted(owner_type: type) -> bool:
     module = owner_type.__module__ or ""
     for t in _trusted:
-        if isinstance(t, str):
+        if issubclass(type(t), str):
             if module == t or module.startswith(t + "."):
                 return True
         elif issubclass(owner_type, t):
@@ -85,11 +85,11 @@ def _all_atomic(values: Any) -> bool:
 
 
 def _children(node: Any, where: str, walk_objects: bool) -> list[tuple[str, Any]]:
-    if isinstance(node, dict):
+    if issubclass(type(node), dict):
         if _all_atomic(node.values()):
             return []
         return [(f"{where}[{k!r}]", v) for k, v in list(node.items()) if type(v) not in _ATOMIC]
-    if isinstance(node, (list, tuple, deque)):
+    if issubclass(type(node), (list, tuple, deque)):
         if _all_atomic(node):
             return []
         return [(f"{where}[{i}]", v) for i, v in enumerate(list(node)) if type(v) not in _ATOMIC]
@@ -98,7 +98,7 @@ def _children(node: Any, where: str, walk_objects: bool) -> list[tuple[str, Any]
         if module.startswith(SKIP_MODULES):
             return []
         return [(f"{where}.{k}", v) for k, v in mutability.attributes(node)
-                if type(v) not in _ATOMIC and (not callable(v) or isinstance(v, _CONTAINERS))]
+                if type(v) not in _ATOMIC and (not callable(v) or issubclass(type(v), _CONTAINERS))]
     return []
 
 
@@ -111,7 +111,7 @@ def reachable(obj: Any, depth: int = 6) -> list[Any]:
     type with C iterators, so a 1M-int list or a 300k-key dict costs milliseconds.
     """
     out = [obj]
-    level = [obj] if isinstance(obj, _DESCEND) else []
+    level = [obj] if issubclass(type(obj), _DESCEND) else []
     buffers = buffer_types()
     for _ in range(depth):
         if not level:
@@ -120,10 +120,10 @@ def reachable(obj: Any, depth: int = 6) -> list[Any]:
         level = containers
         out += containers
         for ref in others:
-            if isinstance(ref, _DESCEND):  # a dict or list subclass
+            if issubclass(type(ref), _DESCEND):  # a dict or list subclass
                 level.append(ref)
                 out.append(ref)
-            elif buffers and isinstance(ref, buffers):
+            elif buffers and issubclass(type(ref), buffers):
                 out.append(ref)
     return out
 
@@ -200,7 +200,7 @@ def aliases(snapshot: Any, owner: Any, owner_name: str, depth: int = 3, limit: i
                 shared[id(node)] = id(node)
             elif is_buffer(node) and (found := memory.find(node)) is not None:
                 shared[id(node)] = found
-            elif isinstance(node, _DESCEND):
+            elif issubclass(type(node), _DESCEND):
                 following.append(node)
             if len(shared) >= limit:
                 break
@@ -225,24 +225,24 @@ def _gather(root: Any, depth: int, objects: bool) -> tuple[set[int], list[Any]]:
     buffers: list[Any] = []
     level = [root]
     for _ in range(depth):
-        containers = [n for n in level if isinstance(n, _DESCEND)] if len(level) < 64 else \
+        containers = [n for n in level if issubclass(type(n), _DESCEND)] if len(level) < 64 else \
             list(compress(level, map(_PLAIN.__contains__, map(type, level))))
         refs = gc.get_referents(*containers) if containers else []
         if objects:
             for node in level:
-                if type(node) not in _PLAIN and not isinstance(node, _DESCEND) and is_plain_object(node):
+                if type(node) not in _PLAIN and not issubclass(type(node), _DESCEND) and is_plain_object(node):
                     refs.extend(v for _, v in _children(node, "", True))
                     ids.add(id(_attribute_dict(node)))  # get_state() returning self.__dict__
         plain, others = _split(refs)
         ids.update(map(id, plain))
         level = plain
         for ref in others:
-            if isinstance(ref, _NOT_PLAIN) or id(ref) in ids:
+            if issubclass(type(ref), _NOT_PLAIN) or id(ref) in ids:
                 continue
             ids.add(id(ref))
             if is_buffer(ref):
                 buffers.append(ref)
-            elif isinstance(ref, _DESCEND) or (objects and is_plain_object(ref)):
+            elif issubclass(type(ref), _DESCEND) or (objects and is_plain_object(ref)):
                 level.append(ref)
         if not level:
             break
@@ -351,9 +351,9 @@ def references_from(owner: Any, obj: Any) -> int:
     for value in values:
         if value is obj:
             count += 1
-        elif isinstance(value, dict):  # identity counted at C speed: an attribute may be a 300k-key table
+        elif issubclass(type(value), dict):  # identity counted at C speed: an attribute may be a 300k-key table
             count += sum(map(operator.is_, value.values(), repeat(obj)))
-        elif isinstance(value, (list, tuple)):
+        elif issubclass(type(value), (list, tuple)):
             count += sum(map(operator.is_, value, repeat(obj)))
     return count
 
@@ -363,9 +363,9 @@ def held_ids(owner: Any) -> set[int]:
     ids: set[int] = set()
     for value in [v for _, v in mutability.attributes(owner)]:
         ids.add(id(value))
-        if isinstance(value, dict):
+        if issubclass(type(value), dict):
             ids.update(map(id, value.values()))
-        elif isinstance(value, (list, tuple)):
+        elif issubclass(type(value), (list, tuple)):
             ids.update(map(id, value))
     try:
         ids.add(id(vars(owner)))  # ``self.__dict__ = state``: the attributes are the state itself

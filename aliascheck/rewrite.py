@@ -57,6 +57,10 @@ PURE = frozenset({"len", "print", "isinstance", "issubclass", "sorted", "sum", "
                   "getattr", "hasattr", "abs", "round", "any", "all", "format", "hash", "callable", "divmod",
                   "pow", "ord", "chr", "bytes", "vars", "dir", "super", "iter", "next", "zip", "map", "filter",
                   "reversed", "open", "setattr", "delattr", "globals", "locals", "exec", "eval", "compile"})
+# A kept value's source when the project built it itself: its own cells (a linked ring's
+# ``[prev, next, key, value]``), never handed out by a library.
+MADE = -3
+_DISPLAYS = (ast.List, ast.Dict, ast.Set, ast.Tuple)
 STATE_NAMES = frozenset(STATE_METHODS)
 LOAD_NAMES = frozenset(LOAD_METHODS)
 # Methods never given the adopted-state look: object machinery, not the node's work.
@@ -138,11 +142,16 @@ def _place(node: ast.AST, where: ast.AST) -> None:
             part.end_col_offset = getattr(where, "end_col_offset", None)  # type: ignore[attr-defined]
 
 
-def _guarded(where: ast.AST, *body: ast.stmt) -> ast.stmt:
-    """``try: body except Exception: pass``: inserted code never changes what the program does."""
-    stmt = ast.Try(body=list(body), handlers=[ast.ExceptHandler(_name("Exception"), None, [ast.Pass()])],
-                   orelse=[], finalbody=[])
-    _place(stmt, where)
+def _guarded(where: ast.AST | None, *body: ast.stmt, test: ast.expr | None = None) -> ast.stmt:
+    """``if test: try: body except Exception: pass``: inserted code never changes what the program
+    does. The test (the runtime on, by default) reads only the runtime's own names and types, so it
+    cannot raise; the ``try`` sits inside it, where the interpreter's line events stay as written
+    (a ``try`` right after another one adds a 'line' event)."""
+    guarded = ast.Try(body=list(body), handlers=[ast.ExceptHandler(_rt("Exception"), None, [ast.Pass()])],
+                      orelse=[], finalbody=[])
+    stmt = ast.If(test if test is not None else _rt("_on"), [guarded], [])
+    if where is not None:
+        _place(stmt, where)
     return stmt
 
 
@@ -175,34 +184,30 @@ class _Statement:
     def call(self, fn: str, *args: ast.expr, only: ast.expr | None = None,
              fast: tuple[ast.expr, list[ast.stmt]] | None = None) -> None:
         """``runtime.fn(*args)`` after the statement, [only when *only*], [unless *fast* does it all]."""
-        stmt = _call_stmt(fn, *args)
-        if only is not None:
-            stmt = ast.If(only, [stmt], [])
+        stmt = _guarded(None, _call_stmt(fn, *args), test=only)
         if fast is not None:
             stmt = ast.If(fast[0], fast[1], [stmt])
         self.after.append(stmt)
 
     def emit(self, stmt: ast.stmt) -> list[ast.stmt]:
-        """The statement, the guarded calls, and the temporaries cleared whatever happens."""
-        out: list[ast.stmt] = []
-        body: list[ast.stmt] = [stmt]
-        if self.after:
-            body.append(_guarded(stmt, *self.after))
+        """The statement, the calls after it, and its temporaries deleted whatever happens: bound
+        from the moment the statement computes them to its end, so that a frame's locals and a
+        module's namespace hold exactly the source's names at any other time."""
+        body: list[ast.stmt] = [stmt, *self.after]
+        for node in self.after:
+            _place(node, stmt)
         if not self.temps:
             return body
-        targets: list[ast.expr] = [ast.Name(t, ast.Store()) for t in self.temps]
-        if self.marker.scope == "function":
-            final: list[ast.stmt] = [ast.Assign(targets, ast.Constant(None))]
-        else:  # a module's namespace: bound for the statement's time only, then deleted
-            out.append(ast.Assign([ast.Name(t, ast.Store()) for t in self.temps], ast.Constant(None)))
-            final = [ast.Delete([ast.Name(t, ast.Del()) for t in self.temps])]
-        for node in (*out, *final):
+        final: list[ast.stmt] = [
+            ast.Try(body=[ast.Delete([ast.Name(t, ast.Del())])],
+                    handlers=[ast.ExceptHandler(_rt("NameError"), None, [ast.Pass()])], orelse=[], finalbody=[])
+            for t in self.temps]  # one not yet bound when the statement raised: nothing to delete
+        for node in final:
             _place(node, stmt)
         block = ast.Try(body=body, handlers=[], orelse=[], finalbody=final)
         ast.copy_location(block, stmt)
         block.end_lineno, block.end_col_offset = stmt.end_lineno, stmt.end_col_offset
-        out.append(block)
-        return out
+        return [block]
 
 
 class Marker(ast.NodeTransformer):
@@ -256,7 +261,9 @@ class Marker(ast.NodeTransformer):
         if isinstance(node.target, ast.Name) and self.scope != "class":
             text = f"{_text(node.iter)}, yielded"
             site = self._site(node.target.id, "loop", text)
-            self.given[node.target.id] = (text, site)
+            counter = (isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name)
+                       and node.iter.func.id == "range")
+            self.given[node.target.id] = (text, MADE if counter else site)
             # The iterable passes through the runtime as it is (a look at its type, nothing else).
             call = ast.Call(_rt("loop"), [node.iter, ast.Constant(site)], [])
             _place(call, node.iter)
@@ -297,10 +304,30 @@ class Marker(ast.NodeTransformer):
         return _text(value)
 
     def _source(self, value: ast.expr) -> int:
-        """Where a kept name came from: a loop's site, -2 for a parameter, -1 unknown."""
+        """Where a kept value came from: a loop's site, -2 for a parameter, MADE for a list, dict, set
+        or tuple the project built itself (a display, a comprehension), -1 unknown."""
+        if self._made(value):
+            return MADE
         if isinstance(value, ast.Name) and value.id in self.given:
             return self.given[value.id][1]
         return -1
+
+    def _made(self, node: ast.expr, depth: int = 4) -> bool:
+        """Built by the project from its own parts: a list, dict, set or tuple display whose items are
+        constants, names the project built, parts of them (``root[PREV]``) or loop counters."""
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            return self.given.get(node.id, ("", -1))[1] == MADE
+        if isinstance(node, (ast.Subscript, ast.Attribute)):
+            root = node.value
+            while isinstance(root, (ast.Subscript, ast.Attribute)):
+                root = root.value
+            return isinstance(root, ast.Name) and self.given.get(root.id, ("", -1))[1] == MADE
+        if not depth or not isinstance(node, _DISPLAYS):
+            return False
+        items = node.values if isinstance(node, ast.Dict) else node.elts
+        return all(item is not None and self._made(item, depth - 1) for item in items)
 
     # Every statement list (module, function and class bodies, loops, branches, with, try) is walked.
     def generic_visit(self, node: ast.AST) -> ast.AST:
@@ -311,6 +338,10 @@ class Marker(ast.NodeTransformer):
                     new = self.visit(stmt)
                     if self.scope == "class" or not isinstance(new, ast.stmt):
                         out.append(new)  # type: ignore[arg-type]
+                    elif isinstance(new, ast.ClassDef):
+                        # Its state protocol is looked at once it exists (aliascheck.discovery), as
+                        # a __build_class__ hook would, with no frame between the class body and its caller.
+                        out += [new, _guarded(new, _call_stmt("made_class", _name(new.name)))]
                     else:
                         out.extend(self._statement(new))
                 setattr(node, field, out)
@@ -338,7 +369,7 @@ class Marker(ast.NodeTransformer):
             self._augmented(st, stmt)
         passes = self._passes(stmt, st)  # last: the others look at the calls as written
         if passes is not None:
-            st.after.append(passes[1])
+            st.after.append(_guarded(None, passes[1]))
         out = st.emit(stmt)
         if passes is not None:
             out.insert(0, passes[0])
@@ -362,8 +393,8 @@ class Marker(ast.NodeTransformer):
             site = self._site(_text(receiver), name, (_text(value), self._giver(value)))
             source = self._source(value)
             func.value, keeper = st.catch(receiver)
-            holder.args[index], kept = st.catch(value)
-            self._kept(st, keeper, kept, site, None, root, source)
+            holder.args[index], kept, owner = self._value(st, value)
+            self._kept(st, keeper, kept, site, None, root, source, owner)
         elif _in_place(name):
             func.value, target = st.catch(receiver)
             st.call("wrote", target, root, only=_either(_watched(target), _buffer(target)))
@@ -376,8 +407,9 @@ class Marker(ast.NodeTransformer):
                  or (isinstance(t, ast.Subscript) and not isinstance(t.slice, ast.Slice))]
         text, giver, source = _text(value), self._giver(value), self._source(value)
         kept: ast.expr | None = None
+        owner: ast.expr = ast.Constant(None)
         if keeps:
-            stmt.value, kept = st.catch(value)  # evaluated first, as Python does
+            stmt.value, kept, owner = self._value(st, value)  # evaluated first, as Python does
         for target in targets:
             if isinstance(target, (ast.Attribute, ast.Subscript)):
                 root = _root(target.value)
@@ -389,13 +421,15 @@ class Marker(ast.NodeTransformer):
                                   (text, giver))
                 assert kept is not None
                 self._kept(st, keeper, kept, site, target.attr if isinstance(target, ast.Attribute) else None,
-                           root, source)
+                           root, source, owner)
         if len(targets) != 1 or keeps:
             return
         target = targets[0]
         if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Call):
             self.given[target.id] = (text, -1)
             self._bound(st, target, stmt.value)
+        elif isinstance(target, ast.Name):
+            self.given[target.id] = (text, MADE if stmt.value is not None and self._made(stmt.value) else -1)
         elif isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple) and len(target.elts) == len(
                 stmt.value.elts):
             for t, v in zip(target.elts, stmt.value.elts, strict=True):
@@ -412,8 +446,18 @@ class Marker(ast.NodeTransformer):
             st.call("wrote", _name(target.id), _name(target.id),
                     only=_either(_watched(_name(target.id)), _buffer(_name(target.id))))
 
+    @staticmethod
+    def _value(st: _Statement, value: ast.expr) -> tuple[ast.expr, ast.expr, ast.expr]:
+        """(the kept value as the statement now evaluates it, its value afterwards, the object it was
+        read from: ``made`` of ``made.payload``, None for anything but an attribute)."""
+        owner: ast.expr = ast.Constant(None)
+        if isinstance(value, ast.Attribute):
+            value.value, owner = st.catch(value.value)
+        new, kept = st.catch(value)
+        return new, kept, owner
+
     def _kept(self, st: _Statement, keeper: ast.expr, value: ast.expr, site: int, attr: str | None,
-              root: ast.expr, source: int) -> None:
+              root: ast.expr, source: int, owner: ast.expr) -> None:
         """``runtime.kept(keeper, value, ...)``, called only when it could record or judge something.
 
         Not called for an atom kept into something nothing records, nor for a dict or list of atoms
@@ -424,6 +468,8 @@ class Marker(ast.NodeTransformer):
         """
         only = _either(ast.BoolOp(ast.And(), [_not_atom(value), ast.UnaryOp(ast.Not(), _quiet(value, keeper))]),
                        _watched(keeper))
+        if source == MADE:  # the project's own value: only a write into something recorded matters
+            only = _watched(keeper)
         fast: tuple[ast.expr, list[ast.stmt]] | None = None
         if source >= 0:
             test = _template(f"{source} in FED and TYPE(V) in HELD and ID(K) not in WATCHED "
@@ -433,7 +479,7 @@ class Marker(ast.NodeTransformer):
                                _template("_Last((V, 1, True))", V=value))
             fast = (test, [store])
         st.call("kept", keeper, value, ast.Constant(site), ast.Constant(True), ast.Constant(attr), root,
-                ast.Constant(source), only=only, fast=fast)
+                ast.Constant(source), owner, only=only, fast=fast)
 
     def _bound(self, st: _Statement, target: ast.Name, call: ast.Call) -> None:
         """``name = call(...)``: the name is read again after the statement (a name runs no code)."""
@@ -604,15 +650,17 @@ def _record_in_body(func: ast.FunctionDef) -> None:
         exit_ = _call_stmt("load_exit", _name(token), this, _name(raised))
     else:
         enter = None
-        exit_ = ast.If(_rt("ADOPTING"), [_call_stmt("after_call", this)], [])
+        exit_ = _call_stmt("after_call", this)
     temps = [token, result, raised] if enter is not None else []
-    final: list[ast.stmt] = [_guarded(where, exit_)]
+    running = ast.Compare(_name(token), [ast.IsNot()], [ast.Constant(None)])
+    final: list[ast.stmt] = [_guarded(where, exit_, test=running if enter is not None else _rt("ADOPTING"))]
     head: list[ast.stmt] = []
     handlers: list[ast.ExceptHandler] = []
     if enter is not None:
-        head = [ast.Assign([ast.Name(t, ast.Store()) for t in temps], ast.Constant(None)), _guarded(where, enter)]
+        head = [ast.Assign([ast.Name(t, ast.Store()) for t in temps], ast.Constant(None)),
+                _guarded(where, enter, test=_rt("ACTIVE"))]
         final.append(ast.Assign([ast.Name(t, ast.Store()) for t in temps], ast.Constant(None)))
-        handlers = [ast.ExceptHandler(_name("BaseException"), None,
+        handlers = [ast.ExceptHandler(_rt("BaseException"), None,
                                       [ast.Assign([ast.Name(raised, ast.Store())], ast.Constant(True)), ast.Raise()])]
     block = ast.Try(body=rest, handlers=handlers, orelse=[], finalbody=final)
     for node in (*head, *final, *handlers):

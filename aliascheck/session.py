@@ -39,7 +39,7 @@ class Session:
         processes.stop_inherited()  # a checked pytest started by a checked test (pytester, xdist): its own session
         push(self.ledger)
         self._started = True
-        self.discovery.start()
+        self.discovery.start(marked=self.options.boundary == "on")
         if self.options.boundary == "on":
             self._mark_project()
         if children:

@@ -129,12 +129,20 @@ class Truncated:
     reason: str
 
 
+def new_instance(cls: Any) -> Any:
+    """What a plain instance is reduced to (``aliascheck.fingerprint``): ``cls.__new__(cls)``, as pickle's
+    NEWOBJ, but named by this function, so that pickling asks the instance nothing (NEWOBJ reads
+    its ``__class__``). Decoded, *cls* is a stub type: an inert stub."""
+    return cls.__new__(cls)
+
+
 # The only callables a shadow stream may name besides stub types.
 _SAFE = {
     ("aliascheck.shadow", name): obj
     for name, obj in {
         "stub_type": stub_type,
         "_rebuild_stub": _rebuild_stub,
+        "new_instance": new_instance,
         "BufferToken": BufferToken,
         "Opaque": Opaque,
         "Truncated": Truncated,

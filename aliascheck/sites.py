@@ -288,10 +288,15 @@ def callers_locals() -> list[Any]:
 def _callers(frame: FrameType | None) -> Iterator[FrameType]:
     """This thread's frames from *frame* out that can still hold a value: not aliascheck's, not
     copy's or pickle's passing it through, not a forked child's inherited frames."""
+    first = True
     while frame is not None:
         file = frame.f_code.co_filename
         if not is_ours(file) and file not in _PASSING and id(frame) not in _dead:
-            yield frame
+            # A method recording itself (its body's inserted exit) has returned, as far as its
+            # caller knows: its frame is the wrapper's would be, none of the program's holders.
+            if not (first and frame.f_code in INSIDE):
+                yield frame
+            first = False
         frame = frame.f_back
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import dis
 import inspect
 import sys
+import textwrap
 import traceback
 
 import probelib as p
@@ -47,12 +49,25 @@ def test_module_namespace_has_only_source_names() -> None:
     assert set(vars(p)) - MODULE_DUNDERS == _bound_by_source()
 
 
+def _globals_loaded(code) -> set[str]:
+    """The global (and builtin) names a code object and the code inside it look up."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if hasattr(const, "co_code"):
+            names |= _globals_loaded(const)
+    return names
+
+
 def test_module_global_names_of_code() -> None:
+    """The code looks up the globals its source names, and nothing a program could bind: the one
+    name more under --aliascheck is the runtime's, which no source can write."""
     for fn in (p.append_prop, p.set_item, p.for_over, p.bind_call, p.copy_of, p.run_exec, p.build_ring):
-        names = fn.__code__.co_names
-        assert not [n for n in names if n.startswith("__aliascheck")], fn.__name__
+        module = compile(textwrap.dedent(inspect.getsource(fn)), "<probe>", "exec")
+        source = next(c for c in module.co_consts if hasattr(c, "co_code"))
+        extra = _globals_loaded(fn.__code__) - _globals_loaded(source)
+        assert not [n for n in extra if n.isidentifier()], fn.__name__
+        assert not [n for n in fn.__code__.co_names if n.startswith("__aliascheck")], fn.__name__
     keep, _ = p.make_lambda()
-    assert keep.__code__.co_names == ("append",)
     assert keep.__code__.co_freevars == ("acc",)
 
 
@@ -63,8 +78,11 @@ def test_f_locals_are_source_names() -> None:
 
 
 def test_code_shape_of_marked_function() -> None:
+    """Arguments, locals and lines as written (temporaries, as pytest's assertion rewriting makes
+    them, are ``@``-named: no source can name or rebind them)."""
     code = p.append_prop.__code__
-    assert code.co_varnames == ("obj", "out")
+    assert code.co_varnames[:2] == ("obj", "out") and code.co_argcount == 1
+    assert not [n for n in code.co_varnames[2:] if n.isidentifier()]
     assert code.co_firstlineno == _line("def append_prop(")
     assert [ln for _, _, ln in code.co_lines() if ln is not None][-1] == _line("def append_prop(") + 3
 
