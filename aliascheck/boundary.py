@@ -1193,7 +1193,7 @@ def _handed_written(rec: Record, target: Any, root: Any) -> None:
     """The project wrote into a value a library call kept (rule *Handed*: :func:`aliascheck.judge.handed`)."""
     # Not through the library's own handle (opt.param_groups[0]["lr"] = ...): its documented use.
     own = root is None or root is target or _project_owned(root)
-    if not judge.handed(rec, _still_held(rec, target), own):
+    if not judge.handed(rec, _still_held(rec, target) and not _setting(target), own):
         return
     changes = _changes_of(rec)
     if _ledger is None:
@@ -1203,6 +1203,29 @@ def _handed_written(rec: Record, target: Any, root: Any) -> None:
     _ledger.report("handed", changes, owner=rec.owner_name,
                    label=rec.label, check="write", site=rec.where.site, stack=rec.where.stack, thread=rec.thread,
                    hint=_handed_fix(rec), origin=_line(rec.where), shares=f"the project changed it at {where.site}")
+
+
+def _setting(obj: Any) -> bool:
+    """Kept as a setting the library reads live, not as a record of the past: every container that
+    holds *obj* (aliascheck's own, running frames and module namespaces aside) is a dict that has it
+    under a name, and there is one (an
+    optimizer's ``param_groups[0]["lr"]`` and ``defaults["lr"]``, an attribute), none a list, a tuple,
+    a queue or a buffer (a history, a log record's args, a batch)."""
+    named = 0
+    namespaces = {id(vars(m)) for m in list(sys.modules.values()) if type(m) is types.ModuleType}
+    for ref in gc.get_referrers(obj):  # a plain loop: a comprehension's cell would hold obj itself
+        if (type(ref) is types.FrameType or id(ref) in namespaces
+                or (type(ref).__module__ or "").startswith("aliascheck")):
+            continue  # the project's own names, and aliascheck's records: not the library's hold
+        if type(ref) is not dict:
+            return False
+        for key, value in ref.items():
+            if value is obj and type(key) is str:
+                named += 1
+                break
+        else:
+            return False
+    return named > 0
 
 
 def _passed_again(rec: Record, func: Any) -> None:

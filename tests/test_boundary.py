@@ -297,6 +297,31 @@ def test_project_to_library(pytester: pytest.Pytester, lib: None) -> None:
     ], consecutive=False)
 
 
+def test_a_live_setting_a_library_reads_is_not_a_message(pytester: pytest.Pytester, lib: None) -> None:
+    """A tensor learning rate an optimizer keeps under a name and reads live is a setting: scaling it in
+    place is how it is used (torch's own test_constant_initial_lr). The same change to a value a
+    library keeps in a history (a list) is the bug."""
+    result = run(pytester, """
+        import torch
+        import mylib
+
+        def test_tensor_lr_scaled_in_place():
+            model = torch.nn.Linear(2, 1)
+            lr = torch.tensor(0.1)
+            opt = torch.optim.SGD(model.parameters(), lr=lr)
+            lr.mul_(0.1)
+            assert opt.param_groups[0]["lr"].item() < 0.1
+
+        def test_tensor_kept_in_a_history_then_scaled():
+            store = mylib.Store()
+            lr = torch.tensor(0.1)
+            store.keep(lr)
+            lr.mul_(0.1)
+            assert store.kept[0].item() < 0.1
+    """)
+    assert flagged(result) == {"test_tensor_kept_in_a_history_then_scaled"}
+
+
 # -- memory views kept ---------------------------------------------------------------------
 
 

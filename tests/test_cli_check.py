@@ -17,6 +17,13 @@ pytest.importorskip("torchdata.nodes")
 
 import aliascheck.bugs as bugs  # noqa: E402
 import aliascheck.check as check  # noqa: E402
+
+# Imported here, before any test patches bugs.group: a module first imported while the patch is
+# on would keep the patched function for the rest of this worker's tests (pytester in-process
+# runs drop the modules they imported, so a later import may fall inside the patched window).
+import aliascheck.jsonreport  # noqa: E402,F401
+import aliascheck.report  # noqa: E402,F401
+import aliascheck.sarifreport  # noqa: E402,F401
 from aliascheck.cli import ExitCode, main, snippet  # noqa: E402
 from aliascheck.config import Options  # noqa: E402
 from aliascheck.findings import Finding  # noqa: E402
