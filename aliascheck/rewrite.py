@@ -61,6 +61,7 @@ PURE = frozenset({"len", "print", "isinstance", "issubclass", "sorted", "sum", "
 # ``[prev, next, key, value]``), never handed out by a library.
 MADE = -3
 _DISPLAYS = (ast.List, ast.Dict, ast.Set, ast.Tuple)
+_TAKES = frozenset({"pop", "get", "popleft", "popitem", "setdefault"})  # what hands back a container's own item
 STATE_NAMES = frozenset(STATE_METHODS)
 LOAD_NAMES = frozenset(LOAD_METHODS)
 # Methods never given the adopted-state look: object machinery, not the node's work.
@@ -324,6 +325,9 @@ class Marker(ast.NodeTransformer):
             while isinstance(root, (ast.Subscript, ast.Attribute)):
                 root = root.value
             return isinstance(root, ast.Name) and self.given.get(root.id, ("", -1))[1] == MADE
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TAKES
+                and self._made(node.func.value, depth)):
+            return True  # an item taken out of the project's own container (``links.pop(key)``)
         if not depth or not isinstance(node, _DISPLAYS):
             return False
         items = node.values if isinstance(node, ast.Dict) else node.elts
@@ -425,16 +429,19 @@ class Marker(ast.NodeTransformer):
         if len(targets) != 1 or keeps:
             return
         target = targets[0]
-        if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Call):
+        if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Call) and not self._made(stmt.value):
             self.given[target.id] = (text, -1)
             self._bound(st, target, stmt.value)
         elif isinstance(target, ast.Name):
             self.given[target.id] = (text, MADE if stmt.value is not None and self._made(stmt.value) else -1)
         elif isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple) and len(target.elts) == len(
                 stmt.value.elts):
-            for t, v in zip(target.elts, stmt.value.elts, strict=True):
-                if isinstance(t, ast.Name) and isinstance(v, ast.Call):
-                    self._bound(st, t, v)
+            made = [self._made(v) for v in stmt.value.elts]  # before any name is rebound
+            for t, v, own in zip(target.elts, stmt.value.elts, made, strict=True):
+                if isinstance(t, ast.Name):
+                    self.given[t.id] = (_text(v), MADE if own else -1)
+                    if isinstance(v, ast.Call) and not own:
+                        self._bound(st, t, v)
 
     def _augmented(self, st: _Statement, stmt: ast.AugAssign) -> None:
         target = stmt.target

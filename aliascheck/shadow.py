@@ -42,6 +42,11 @@ class Stub:
     def __setstate__(self, state: Any) -> None:
         self.state = state
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Stub:
+        """A stub called (a pickled bound method, ``getattr(obj, name)``, used as a reduction's
+        callable): the call's stub, inert as every other."""
+        return stub_type(f"{type(self)._qualname}()")(*args, **kwargs)
+
     def append(self, item: Any) -> None:
         self.items.append(item)
 

@@ -1,8 +1,8 @@
 """What marking the project's keep sites costs: a training loop and a data pipeline, plain and checked.
 
-    python benchmarks/bench_boundary.py [--rounds N] [--against CHECKOUT]
+    python benchmarks/bench_boundary.py [--rounds N] [--against CHECKOUT] [--only NAME ...]
 
-Two workloads, each a pytest test file written into a temporary project and run by
+Workloads, each a pytest test file written into a temporary project and run by
 ``pytest`` in a fresh process, plain and with ``--aliascheck`` (interleaved, ``--rounds``
 times each; medians):
 
@@ -10,14 +10,17 @@ times each; medians):
   forward hook that appends a detached clone of the hidden activation and a metrics history
   that keeps a dict per step (correct code: the case every user pays for);
 - ``pipeline``: a pure-Python generator pipeline of 100k dict items (read, parse, enrich,
-  batch by 64, collect), all of it project code, so every keep, write and call is marked.
+  batch by 64, collect), all of it project code, so every keep, write and call is marked;
+- pure-Python hot loops in project code: ``index`` (an inverted index over 100k words), ``bfs``
+  (breadth-first search of a 200x200 grid), ``matmul`` (an 80x80 matrix product in lists),
+  ``ring`` (a linked ring of 10k ``[prev, next, key, value]`` cells, half unlinked).
 
 Each test times its own body (``time.perf_counter`` around the work, written to a file), so
 the figures leave out pytest's and torch's start-up; the whole process wall time is given too.
 "unmarked" is ``--aliascheck --aliascheck-boundary off``: the rest of aliascheck, without the
 marking. ``--against`` adds a "before" column: the checked run with another checkout of
 aliascheck first on ``PYTHONPATH`` (a change measured against main, interleaved in one run).
-Goal: at most 1.3x on both bodies.
+Goal: at most 1.3x on every body.
 """
 
 from __future__ import annotations
@@ -102,6 +105,118 @@ def test_pipeline(record_body):
     assert len(kept) == 1563
 '''
 
+# Pure-Python hot loops in project code (issue 28: each at most 1.3x plain).
+INDEX = '''
+import time
+
+def build_index(words):
+    index = {}
+    for position, word in enumerate(words):
+        entry = index.get(word)
+        if entry is None:
+            entry = []
+            index[word] = entry
+        entry.append(position)
+    return index
+
+def test_index(record_body):
+    words = [f"w{i % 5000}" for i in range(100_000)]
+    start = time.perf_counter()
+    index = build_index(words)
+    record_body(time.perf_counter() - start)
+    assert len(index) == 5000 and len(index["w0"]) == 20
+'''
+
+BFS = '''
+import time
+from collections import deque
+
+def grid(n):
+    graph = {}
+    for y in range(n):
+        for x in range(n):
+            graph[(x, y)] = [(x + dx, y + dy) for dx, dy in ((1, 0), (0, 1), (-1, 0), (0, -1))
+                             if 0 <= x + dx < n and 0 <= y + dy < n]
+    return graph
+
+def bfs(graph, start):
+    seen = {start: 0}
+    queue = deque([start])
+    order = []
+    while queue:
+        node = queue.popleft()
+        order.append(node)
+        for nxt in graph[node]:
+            if nxt not in seen:
+                seen[nxt] = seen[node] + 1
+                queue.append(nxt)
+    return order, seen
+
+def test_bfs(record_body):
+    graph = grid(200)
+    start = time.perf_counter()
+    order, seen = bfs(graph, (0, 0))
+    record_body(time.perf_counter() - start)
+    assert len(order) == 40_000 and seen[(199, 199)] == 398
+'''
+
+MATMUL = '''
+import time
+
+def matmul(a, b):
+    n, m, p = len(a), len(b), len(b[0])
+    out = []
+    for i in range(n):
+        row = [0.0] * p
+        ai = a[i]
+        for k in range(m):
+            aik = ai[k]
+            bk = b[k]
+            for j in range(p):
+                row[j] += aik * bk[j]
+        out.append(row)
+    return out
+
+def test_matmul(record_body):
+    a = [[float(i + j) for j in range(80)] for i in range(80)]
+    start = time.perf_counter()
+    c = matmul(a, a)
+    record_body(time.perf_counter() - start)
+    assert len(c) == 80
+'''
+
+RING = '''
+import time
+
+PREV, NEXT, KEY, VALUE = 0, 1, 2, 3
+
+def build_ring(n):
+    root = []
+    root[:] = [root, root, None, None]
+    links = {}
+    for key in range(n):
+        last = root[PREV]
+        link = [last, root, key, [key]]
+        last[NEXT] = link
+        root[PREV] = link
+        links[key] = link
+    for key in range(0, n, 2):  # unlink every other node, as an LRU evicts
+        link = links.pop(key)
+        prev, nxt = link[PREV], link[NEXT]
+        prev[NEXT] = nxt
+        nxt[PREV] = prev
+    return root, links
+
+def test_ring(record_body):
+    start = time.perf_counter()
+    root, links = build_ring(10_000)
+    record_body(time.perf_counter() - start)
+    assert len(links) == 5000
+    root[:] = []
+'''
+
+WORKLOADS = {"training": TRAINING, "pipeline": PIPELINE, "index": INDEX, "bfs": BFS, "matmul": MATMUL, "ring": RING}
+
 CONFTEST = '''
 import os
 import pytest
@@ -138,16 +253,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--against", default="", help="another checkout: its checked run as a 'before' column")
+    parser.add_argument("--only", nargs="*", choices=list(WORKLOADS), help="these workloads alone")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
         (project / "conftest.py").write_text(textwrap.dedent(CONFTEST))
-        (project / "test_training.py").write_text(textwrap.dedent(TRAINING))
-        (project / "test_pipeline.py").write_text(textwrap.dedent(PIPELINE))
+        for name, body in WORKLOADS.items():
+            (project / f"test_{name}.py").write_text(textwrap.dedent(body))
         print(f"{'workload':<10} {'plain body':>11} {'checked body':>13} {'ratio':>6} {'unmarked':>9}   "
               f"{'plain wall':>11} {'checked wall':>13} {'ratio':>6}" + (f" {'before':>7}" if args.against else ""))
         worst = 0.0
-        for name in ("training", "pipeline"):
+        for name in args.only or WORKLOADS:
             modes = {"plain": (False, True, ""), "checked": (True, True, ""), "unmarked": (True, False, "")}
             if args.against:
                 modes["before"] = (True, True, args.against)

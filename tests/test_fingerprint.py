@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from aliascheck.diff import diff
 from aliascheck.fingerprint import Fingerprint, Limits, fingerprint, register_handler
-from aliascheck.shadow import Opaque
+from aliascheck.shadow import Opaque, decode
 
 from .strategies import Record, mutable_places, mutate, states
 
@@ -280,3 +280,37 @@ def test_a_dump_that_fails_part_way_leaves_no_pickler_behind():
     fp = fingerprint([[i] for i in range(10)] + [Raises()])
     assert fp.opaque == 1 and not fp.exact
     assert fingerprint({"x": 1}) == fingerprint({"x": 1})
+
+
+class _Watched:
+    """Logs every attribute read, as boltons' debugutils does: fingerprinting must cause none."""
+
+    reads: list[str] = []
+
+    def __init__(self) -> None:
+        self.x = [1]
+
+    def __getattribute__(self, name: str) -> object:
+        _Watched.reads.append(name)
+        return object.__getattribute__(self, name)
+
+
+def test_a_plain_instance_is_fingerprinted_without_asking_it_anything():
+    obj = _Watched()
+    _Watched.reads.clear()
+    before = fingerprint({"obj": obj})
+    assert _Watched.reads == []  # no __reduce_ex__, __class__, __getstate__ or __dict__ read through it
+    object.__getattribute__(obj, "x").append(2)
+    changes = diff(before, fingerprint({"obj": obj}))
+    assert [c.path for c in changes] == ["['obj'].x[1]"] and _Watched.reads == []
+
+
+class _ByMethod:
+    def __reduce__(self):
+        return (_Watched().__init__, ())  # a bound method as the reduction's callable
+
+
+def test_a_reduction_through_a_bound_method_decodes_to_an_inert_stub():
+    """cachetools' cached methods pickle as ``getattr(obj, name)``: decoding calls the stub, never a crash."""
+    fp = fingerprint([_ByMethod()])
+    assert repr(decode(fp.detail)) == "[<builtins.getattr()>]"
