@@ -51,7 +51,7 @@ Exception, NameError, BaseException = Exception, NameError, BaseException  # noq
 WATCHED: set[int] = set()
 ATOMS = mutability.ATOMS
 # For the marked code's own tests (aliascheck.rewrite): a module may call its own names id or type.
-ID, TYPE, LEN, MAP, REFCOUNT, DICT = id, type, len, map, sys.getrefcount, dict
+ID, TYPE, LEN, MAP, REFCOUNT, DICT, TUPLE = id, type, len, map, sys.getrefcount, dict, tuple
 ONLY_ATOMS = ATOMS.issuperset  # of an iterable of types: stops at the first other one
 QUIET_WIDTH = 256  # a dict or list of atoms longer than this is not told quiet (see _atoms_only)
 # Array and tensor types met so far: an in-place write into one (``sample -= mean``) may go into
@@ -301,7 +301,7 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
         return
     _written_by_project(keeper, root)
     kind = type(value)
-    if kind in mutability.ATOMS or source == MADE:  # an atom, or the project's own cells
+    if kind in mutability.ATOMS or (source == MADE and not _buffer_type(kind)):  # an atom, the project's own cells
         return
     if owner is not None and _project_type(type(owner)) and not _buffer_type(kind):
         return  # a part of the project's own object, kept elsewhere by the project

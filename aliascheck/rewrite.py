@@ -61,6 +61,7 @@ PURE = frozenset({"len", "print", "isinstance", "issubclass", "sorted", "sum", "
 # ``[prev, next, key, value]``), never handed out by a library.
 MADE = -3
 _DISPLAYS = (ast.List, ast.Dict, ast.Set, ast.Tuple)
+_ITERATORS = frozenset({"range", "enumerate", "zip", "reversed", "sorted"})  # builtins a for loop may iterate
 _TAKES = frozenset({"pop", "get", "popleft", "popitem", "setdefault"})  # what hands back a container's own item
 STATE_NAMES = frozenset(STATE_METHODS)
 LOAD_NAMES = frozenset(LOAD_METHODS)
@@ -107,7 +108,7 @@ def _template(text: str, **parts: ast.expr) -> ast.expr:
 
 
 def _either(*tests: ast.expr) -> ast.expr:
-    return ast.BoolOp(ast.Or(), list(tests))
+    return tests[0] if len(tests) == 1 else ast.BoolOp(ast.Or(), list(tests))
 
 
 def _text(node: ast.expr) -> str:
@@ -235,10 +236,15 @@ class Marker(ast.NodeTransformer):
     # -- scopes ------------------------------------------------------------------------
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        method = self.scope == "class" and not any(
+            isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
         saved, saved_scope, self.given, self.scope = self.given, self.scope, {}, "function"
         args = node.args
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
             self.given[arg.arg] = ("", -2)  # a parameter: the caller decides where it came from
+        params = [*args.posonlyargs, *args.args]
+        if method and params:  # a project class's own instance: what it holds is the project's
+            self.given[params[0].arg] = ("", MADE)
         try:
             return self.generic_visit(node)
         finally:
@@ -262,13 +268,15 @@ class Marker(ast.NodeTransformer):
         if isinstance(node.target, ast.Name) and self.scope != "class":
             text = f"{_text(node.iter)}, yielded"
             site = self._site(node.target.id, "loop", text)
-            counter = (isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name)
-                       and node.iter.func.id == "range")
+            builtin = (isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name)
+                       and node.iter.func.id in _ITERATORS)
+            counter = builtin and node.iter.func.id == "range"  # type: ignore[union-attr]
             self.given[node.target.id] = (text, MADE if counter else site)
-            # The iterable passes through the runtime as it is (a look at its type, nothing else).
-            call = ast.Call(_rt("loop"), [node.iter, ast.Constant(site)], [])
-            _place(call, node.iter)
-            node.iter = call
+            if not builtin:  # a builtin's iterator is never the project's generator: no look
+                # The iterable passes through the runtime as it is (a look at its type, nothing else).
+                call = ast.Call(_rt("loop"), [node.iter, ast.Constant(site)], [])
+                _place(call, node.iter)
+                node.iter = call
         return self.generic_visit(node)
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
@@ -315,19 +323,22 @@ class Marker(ast.NodeTransformer):
 
     def _made(self, node: ast.expr, depth: int = 4) -> bool:
         """Built by the project from its own parts: a list, dict, set or tuple display whose items are
-        constants, names the project built, parts of them (``root[PREV]``) or loop counters."""
+        constants, names the project built, their items (``root[PREV]``), loop counters, an attribute
+        of a name it built (``self.root`` in a method of its class), an item taken out of one
+        (``links.pop(key)``)."""
         if isinstance(node, ast.Constant):
             return True
         if isinstance(node, ast.Name):
             return self.given.get(node.id, ("", -1))[1] == MADE
-        if isinstance(node, (ast.Subscript, ast.Attribute)):
-            root = node.value
-            while isinstance(root, (ast.Subscript, ast.Attribute)):
-                root = root.value
-            return isinstance(root, ast.Name) and self.given.get(root.id, ("", -1))[1] == MADE
+        if isinstance(node, ast.Subscript):  # an item of the project's own container
+            return bool(depth) and self._made(node.value, depth - 1)
+        if isinstance(node, ast.Attribute):  # an attribute of a name the project built (self in a method)
+            return isinstance(node.value, ast.Name) and self.given.get(node.value.id, ("", -1))[1] == MADE
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TAKES
                 and self._made(node.func.value, depth)):
             return True  # an item taken out of the project's own container (``links.pop(key)``)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):  # ``[0.0] * n``: the display's items
+            return any(isinstance(side, _DISPLAYS) and self._made(side, depth - 1) for side in (node.left, node.right))
         if not depth or not isinstance(node, _DISPLAYS):
             return False
         items = node.values if isinstance(node, ast.Dict) else node.elts
@@ -373,7 +384,7 @@ class Marker(ast.NodeTransformer):
             self._augmented(st, stmt)
         passes = self._passes(stmt, st)  # last: the others look at the calls as written
         if passes is not None:
-            st.after.append(_guarded(None, passes[1]))
+            st.after.append(_guarded(None, passes[1], test=copy.deepcopy(passes[2])))
         out = st.emit(stmt)
         if passes is not None:
             out.insert(0, passes[0])
@@ -442,6 +453,20 @@ class Marker(ast.NodeTransformer):
                     self.given[t.id] = (_text(v), MADE if own else -1)
                     if isinstance(v, ast.Call) and not own:
                         self._bound(st, t, v)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            self._unpacked(st, target)
+
+    def _unpacked(self, st: _Statement, target: ast.Tuple | ast.List) -> None:
+        """``a[i], b.x = ...`` (and starred, nested): each item or attribute target is the project's write."""
+        for elt in target.elts:
+            if isinstance(elt, ast.Starred):
+                elt = elt.value
+            if isinstance(elt, (ast.Tuple, ast.List)):
+                self._unpacked(st, elt)
+            elif isinstance(elt, (ast.Attribute, ast.Subscript)):
+                root = _root(elt.value)
+                elt.value, receiver = st.catch(elt.value)
+                st.call("wrote", receiver, root, only=_either(_watched(receiver), _buffer(receiver)))
 
     def _augmented(self, st: _Statement, stmt: ast.AugAssign) -> None:
         target = stmt.target
@@ -475,8 +500,8 @@ class Marker(ast.NodeTransformer):
         """
         only = _either(ast.BoolOp(ast.And(), [_not_atom(value), ast.UnaryOp(ast.Not(), _quiet(value, keeper))]),
                        _watched(keeper))
-        if source == MADE:  # the project's own value: only a write into something recorded matters
-            only = _watched(keeper)
+        if source == MADE:  # the project's own value: an array's memory, or a write into something recorded
+            only = _either(_buffer(value), _watched(keeper))
         fast: tuple[ast.expr, list[ast.stmt]] | None = None
         if source >= 0:
             test = _template(f"{source} in FED and TYPE(V) in HELD and ID(K) not in WATCHED "
@@ -507,10 +532,10 @@ class Marker(ast.NodeTransformer):
         if isinstance(func, ast.Attribute):
             # ``words = line.split()``: a method of a str, a number or bytes hands out nothing live.
             func.value, receiver = st.catch(func.value)
-            only = _template("TYPE(V) not in ATOMS and TYPE(O) not in ATOMS", V=_name(target.id), O=receiver)
+            only = ast.BoolOp(ast.And(), [_not_atom(_name(target.id)), _template("TYPE(O) not in ATOMS", O=receiver)])
         st.call("bound", _name(target.id), ast.Constant(site), ast.Constant(_text(func)), only=only)
 
-    def _passes(self, stmt: ast.stmt, st: _Statement) -> tuple[ast.stmt, ast.stmt] | None:
+    def _passes(self, stmt: ast.stmt, st: _Statement) -> tuple[ast.stmt, ast.stmt, ast.expr] | None:
         """Around a statement whose calls take names: what each call's callee kept of them.
 
         Only plain names are looked at before the statement (reading one runs nothing of the
@@ -529,14 +554,18 @@ class Marker(ast.NodeTransformer):
             return None
         if value is None:
             return None
+        # Names the statement binds itself (a walrus) are not read before it: they may be unbound.
+        bound_here = {n.target.id for n in ast.walk(value) if isinstance(n, ast.NamedExpr)
+                      and isinstance(n.target, ast.Name)}
         calls = []
         for call in _calls(value):
             func = call.func
-            if (isinstance(func, ast.Attribute) and (func.attr in KEEPS or func.attr in WRITES)) or (
+            if (isinstance(func, ast.Attribute) and (func.attr in KEEPS or func.attr in WRITES
+                                                     or self._made(func.value))) or (
                     isinstance(func, ast.Name) and func.id in PURE):
-                continue  # a container's own method (kept/wrote say it), or a builtin that keeps nothing
+                continue  # a container's own method (kept/wrote say it; the project's own), a pure builtin
             names = [a for a in (*call.args, *(k.value for k in call.keywords if k.arg is not None))
-                     if isinstance(a, ast.Name)]
+                     if isinstance(a, ast.Name) and a.id not in bound_here]
             if names:
                 calls.append((call, [n.id for n in names]))
         if not calls:
@@ -554,20 +583,22 @@ class Marker(ast.NodeTransformer):
         elif targets and isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             stmt.value, result = st.catch(stmt.value)  # type: ignore[arg-type]
         args = ast.Tuple([ast.Tuple([_name(n) for n in names], ast.Load()) for _, names in calls], ast.Load())
-        before = _guarded(stmt, _call_stmt("before", site, args))
+        looked = _either(*(_not_atom(_name(n)) for _, names in calls for n in names))
+        before = _guarded(stmt, _call_stmt("before", site, args), test=looked)
         pairs = ast.Tuple([ast.Tuple([f, ast.Tuple([_name(n) for n in names], ast.Load())], ast.Load())
                            for f, (_, names) in zip(funcs, calls, strict=True)], ast.Load())
         after = _call_stmt("after", site, pairs, result if result is not None else ast.Constant(None))
-        return before, after
+        return before, after, looked
 
 
 def _watched(node: ast.expr) -> ast.expr:
-    """The object is recorded, or part of something recorded."""
-    return _template("ID(X) in WATCHED", X=node)
+    """The object is recorded, or part of something recorded (a set's truth first: mostly empty)."""
+    return _template("WATCHED and ID(X) in WATCHED", X=node)
 
 
 def _not_atom(node: ast.expr) -> ast.expr:
-    return _template("TYPE(X) not in ATOMS", X=node)
+    """Not an atom, nor a tuple of atoms (``(x, y)`` of a grid): told at C speed in the marked code."""
+    return _template("TYPE(X) not in ATOMS and not (TYPE(X) is TUPLE and ONLY_ATOMS(MAP(TYPE, X)))", X=node)
 
 
 def _buffer(node: ast.expr) -> ast.expr:
