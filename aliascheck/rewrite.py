@@ -268,9 +268,9 @@ class Marker(ast.NodeTransformer):
         if isinstance(node.target, ast.Name) and self.scope != "class":
             text = f"{_text(node.iter)}, yielded"
             site = self._site(node.target.id, "loop", text)
-            builtin = (isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name)
-                       and node.iter.func.id in _ITERATORS)
-            counter = builtin and node.iter.func.id == "range"  # type: ignore[union-attr]
+            func = node.iter.func if isinstance(node.iter, ast.Call) else None
+            builtin = isinstance(func, ast.Name) and func.id in _ITERATORS
+            counter = isinstance(func, ast.Name) and func.id == "range"
             self.given[node.target.id] = (text, MADE if counter else site)
             if not builtin:  # a builtin's iterator is never the project's generator: no look
                 # The iterable passes through the runtime as it is (a look at its type, nothing else).
