@@ -421,10 +421,12 @@ def copied(copy: Any, source: Any, site: int) -> None:
     shared = _shared_parts(copy, source)
     if not shared:
         return
+    # Neither the copy nor its source is held: weakly where they can be, by id otherwise (found again
+    # above the written part when the project writes into one): the record keeps nothing alive.
     rec = Record(_type_name(source), _sites[site][0], "copied", capture(2), threading.current_thread().name,
-                 _ledger.test if _ledger is not None else None, copy, Fingerprint(b"", None, 0, False, True),
+                 _ledger.test if _ledger is not None else None, None, Fingerprint(b"", None, 0, False, True),
                  None, False)
-    rec.adopter = source
+    rec.adopter = (_reference(copy), _reference(source))
     rec.adopted = [(path, "") for path, _ in shared]
     rec.shares = [(_source_text(_extras.get(site)), "")]
     t = _test
@@ -895,16 +897,36 @@ def _descendants(part: Any) -> list[Any]:
 
 def _copy_written(rec: Record, target: Any) -> None:
     """The project wrote into a part a copy shares with its source (rule *Copied*: :func:`aliascheck.judge.copied`)."""
-    if not judge.copied(rec, _test.flagged) or _ledger is None:
+    copy_ref, source_ref = rec.adopter
+    copy = _above(copy_ref, target)
+    source = _above(source_ref, target)
+    if copy is None or source is None or not judge.copied(rec, _test.flagged, copy, source) or _ledger is None:
         return
     copy_name = rec.label
-    path = _path_of(rec.obj, target) or rec.adopted[0][0]
+    path = _path_of(copy, target) or rec.adopted[0][0]
     change = Change(path, "shared with the source", "written through the copy")
     source = rec.shares[0][0] if rec.shares else "..."
     fix = f"make a deep copy: {copy_name} = copy.deepcopy({source})"
     _ledger.report("copied", [change], owner=rec.owner_name, label=copy_name, check="write",
                    site=rec.where.site, stack=rec.where.stack, thread=rec.thread, hint=fix, origin=_line(rec.where),
                    shares=f"written at {capture(3).site}")
+
+
+def _above(ref: Any, part: Any, depth: int = 4) -> Any:
+    """The object *ref* stands for, if it is alive: a weak reference's, or (known by id) found among
+    the containers that refer to *part*, level by level up to *depth*."""
+    if type(ref) is not _ById:
+        return ref()
+    level = [part]
+    for _ in range(depth):
+        ups = [r for r in gc.get_referrers(*level) if type(r) in (dict, list)]
+        for up in ups:
+            if id(up) == ref.id and type(up) is ref.type:
+                return up
+        level = ups[:COPY_WIDTH]
+        if not level:
+            break
+    return None
 
 
 def _path_of(root: Any, target: Any, depth: int = 4) -> str:

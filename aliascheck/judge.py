@@ -514,14 +514,13 @@ def passed_again(rec: Record, changes: list[Change], at: Any) -> bool:
 
 
 # -- Copied ---------------------------------------------------------------------------------
-def copied(rec: Record, flagged: set[int]) -> bool:
+def copied(rec: Record, flagged: set[int], copy: Any, source: Any) -> bool:
     """*Copied*: the project writing into a mutable part a shallow copy (``x.copy()``, ``copy.copy(x)``,
     ``np.copy(x)``) shares with its source is a finding while both the copy and the source are still
     held. True: report it (the record flagged, and noted in *flagged*)."""
     if rec.flagged or id(rec) in flagged:
         return False
-    copy, source = rec.obj, rec.adopter
-    # Held by someone besides the record, this frame's name and getrefcount's argument: both in use.
+    # Held by someone besides the caller's name, this parameter and getrefcount's argument: both in use.
     if sys.getrefcount(copy) <= 3 or sys.getrefcount(source) <= 3:
         return False
     rec.flagged = True

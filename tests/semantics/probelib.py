@@ -531,6 +531,13 @@ def churn() -> int:
 PREV, NEXT, KEY, VALUE = range(4)
 
 
+def copy_and_drop() -> int:
+    """A shallow copy sharing a list with its source; both dropped at the return."""
+    holder = {"parts": [Tracked()]}
+    view = holder.copy()
+    return len(view["parts"])
+
+
 def build_ring(n: int) -> int:
     """A boltons LRU's linked ring of ``[prev, next, key, value]`` lists."""
     root: list[object] = []

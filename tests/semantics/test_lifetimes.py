@@ -24,6 +24,12 @@ def test_no_instances_left_after_calls() -> None:
     assert len(p.Tracked.live) == 0
 
 
+def test_a_shallow_copy_and_its_source_die_on_return() -> None:
+    p.Tracked.live = type(p.Tracked.live)()
+    assert p.copy_and_drop() == 1
+    assert len(p.Tracked.live) == 0  # nothing holds the shared list once both are dropped
+
+
 def _objects_after(block) -> int:
     gc.collect()
     before = len(gc.get_objects())
