@@ -405,6 +405,10 @@ def bound(value: Any, site: int, call: str = "") -> None:
     # check (the call phase's end, before any fixture's teardown). Any other function's local is
     # judged only at the next binding at the same line: its frame is never kept alive.
     keeper = frame.f_globals if frame.f_code.co_name == "<module>" else frame if _test_frame(frame) else None
+    if keeper is None and kind in _PLAIN:
+        # A container of live objects bound in another function: recording it would keep it (and what
+        # it holds) alive past the function's return, the program's own moment to let it go.
+        return
     _keep(keeper, value, _sites[site][0], "name", site, 1)
 
 
@@ -450,11 +454,13 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     repeat = last.repeat + 1 if last is not None and last.value is value else 1
     t.seen[site] = _last(value, repeat)
     prev = t.last.get(site)
+    if how == "name" and prev is not None and prev.obj is value:
+        return  # a name bound again to the very object it held: a handle to live state, not a history
     if prev is not None and site not in t.flagged and (
             prev.obj is value or how == "name" or _buffer_type(type(prev.obj))):
         # The value kept here before, while its keeper surely held it: the same object kept again
-        # (a history of one object), a name bound again (it held the value till now), or an array or
-        # tensor (hashed at C speed).
+        # (a history of one object), a name bound again to a new value (it held the old one till now),
+        # or an array or tensor (hashed at C speed).
         _judge_one(prev, "next keep")
     if made and repeat == 1:
         return  # the project's own value, kept once: not a crossing
