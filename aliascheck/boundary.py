@@ -630,9 +630,31 @@ def _changes(rec: Record) -> list[Change]:
         now = fingerprint(rec.obj)
         if now == rec.fp or not now.verifiable or not rec.fp.verifiable:
             return []
-        return diff(rec.fp, now, collapse=True, reads=True) or [Change("", "?", "?")]
+        changes = diff(rec.fp, now, collapse=True, reads=True) or [Change("", "?", "?")]
     except Exception:  # RecursionError included
         return []
+    return [c for c in changes if not _materialised(rec.obj, c)]
+
+
+_LAST_ATTRIBUTE = re.compile(r"^(.*)\.([A-Za-z_][A-Za-z_0-9]*)$")
+
+
+def _materialised(root: Any, change: Change) -> bool:
+    """An attribute that appeared where the class has a descriptor of that name (``cached_property``,
+    a library's own ``cachedproperty``): a read filled it in, nothing changed."""
+    if change.before != "<missing>":
+        return False
+    match = _LAST_ATTRIBUTE.match(change.path)
+    if match is None:
+        return False
+    owner = _at(root, match.group(1))
+    if owner is None:
+        return False
+    for klass in type(owner).__mro__:
+        found = klass.__dict__.get(match.group(2))
+        if found is not None:
+            return hasattr(type(found), "__get__") and not hasattr(type(found), "__set__")
+    return False
 
 
 def _by_project(rec: Record, epoch: int) -> bool:
@@ -1093,8 +1115,9 @@ _LIVE_VIEWS = (types.MappingProxyType, collections.ChainMap, memoryview)
 _PROTOCOL = frozenset(STATE_METHODS + LOAD_METHODS)
 # Callees whose keeping is another adapter's to judge (messages: queues, executors, threads,
 # processes) or is not keeping at all (a mock records every call's arguments).
+# heapq and bisect keep nothing themselves: they place the item into the caller's own list.
 _OTHERS = ("queue", "_queue", "multiprocessing", "concurrent.futures", "threading", "asyncio", "unittest.mock",
-           "pickle", "_pickle", "copy", "functools")
+           "pickle", "_pickle", "copy", "functools", "heapq", "_heapq", "bisect", "_bisect")
 _others: dict[str, bool] = {}
 
 
@@ -1298,19 +1321,28 @@ def _changes_of(rec: Record) -> list[Change]:
     return [c for c in changes if not _parameter(_at(rec.obj, c.path))]
 
 
-_STEP = re.compile(r"\[('(?:[^'\\]|\\.)*'|-?\d+)\]")
 
 
 def _at(root: Any, path: str) -> Any:
-    """The object at a diff path like ``['params'][0]`` (None when it cannot be followed)."""
+    """The object at a diff path like ``['params'][0]`` or ``[0].child`` (None when it cannot be
+    followed), read at C level: items of exact lists, tuples and dicts, attributes from an own dict."""
     obj = root
-    for step in _STEP.findall(path):
+    for step in _PATH_STEP.findall(path):
         try:
-            key: Any = step[1:-1] if step.startswith("'") else int(step)
+            if step.startswith("."):
+                obj = _attribute(obj, step[1:])
+                continue
+            inner = step[1:-1]
+            key: Any = inner[1:-1] if inner.startswith("'") else int(inner)
+            if type(obj) not in (list, tuple, dict):
+                return None
             obj = obj[key]
         except Exception:
             return None
     return obj
+
+
+_PATH_STEP = re.compile(r"\[(?:'(?:[^'\\]|\\.)*'|-?\d+)\]|\.[A-Za-z_][A-Za-z_0-9]*")
 
 
 def _project_owned(root: Any) -> bool:

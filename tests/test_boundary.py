@@ -22,6 +22,8 @@ np = pytest.importorskip("numpy")
 MYLIB = '''
 """A library outside the project: a solver with a callback, a store that keeps what it is given."""
 
+import functools
+
 
 def solve(f, x0, steps=5, callback=None):
     x = list(x0)  # the solver's own working list, updated in place at every step
@@ -67,6 +69,29 @@ class Counter:
 
 def fill(row, i):
     row["i"] = i  # writes into the caller's dict
+
+
+class Link:
+    def __init__(self, url):
+        self.url = url
+        self.parts = [url]
+
+    @property
+    def text(self):
+        return self.url
+
+    @functools.cached_property
+    def query(self):  # filled into the instance's dict by its first read
+        return {"q": self.url}
+
+
+def links(*urls):
+    return [Link(u) for u in urls]
+
+
+def annotate(found):
+    for link in found:
+        link.parts.append("seen")  # the library changes what it handed out
 '''
 
 
@@ -320,6 +345,47 @@ def test_a_live_setting_a_library_reads_is_not_a_message(pytester: pytest.Pytest
             assert store.kept[0].item() < 0.1
     """)
     assert flagged(result) == {"test_tensor_kept_in_a_history_then_scaled"}
+
+
+def test_what_a_read_fills_in_and_heap_entries_the_project_owns_are_no_change(
+        pytester: pytest.Pytester, lib: None) -> None:
+    """A cached_property materialised by a read changes nothing (boltons' urlutils); entries the project
+    keeps in its own heap through heapq/bisect are its own to mark (boltons' queueutils). Their twins: a
+    library changing what it handed out, and a library object keeping the project's entry."""
+    result = run(pytester, """
+        import bisect
+        import heapq
+        import mylib
+
+        def test_cached_property_read_later():
+            found = mylib.links("a", "b")
+            kept = []
+            kept.append(found)
+            assert [link.query["q"] for link in found] == ["a", "b"]
+            kept.append(found)
+
+        def test_library_changes_what_it_handed_out():
+            found = mylib.links("a", "b")
+            kept = []
+            kept.append(found)
+            mylib.annotate(found)
+            kept.append(found)
+
+        def test_heap_entries_marked_removed():
+            heap, pq = [], []
+            entry = [2, 0, "task"]
+            heapq.heappush(heap, entry)
+            bisect.insort(pq, entry)
+            entry[-1] = None  # removed, as a priority queue marks it
+            assert heap[0][-1] is None and pq[0][-1] is None
+
+        def test_library_object_keeps_the_entry():
+            store = mylib.Store()
+            entry = [2, 0, "task"]
+            store.keep(entry)
+            entry[-1] = None
+    """)
+    assert flagged(result) == {"test_library_changes_what_it_handed_out", "test_library_object_keeps_the_entry"}
 
 
 # -- memory views kept ---------------------------------------------------------------------
