@@ -26,6 +26,7 @@ class Session:
         self.adapters = Adapters(options, plugins, child)
         self.spool: Spool | None = None  # the children's findings (a pytest session's)
         self.discovery = Discovery(options.discover, options.roots or (os.getcwd(),))
+        self.child = child
         self.findings: list[Finding] = []
         # Findings of children that outlived their test, whenever they arrived (during a later
         # test's end, or at the session's): the run fails for each, however the timing fell.
@@ -39,7 +40,9 @@ class Session:
         processes.stop_inherited()  # a checked pytest started by a checked test (pytester, xdist): its own session
         push(self.ledger)
         self._started = True
-        self.discovery.start(marked=self.options.boundary == "on")
+        # A child process's __main__ is a script the interpreter compiled before any marking: its
+        # classes are found through __build_class__ there, as with the marking off.
+        self.discovery.start(marked=self.options.boundary == "on" and not self.child)
         if self.options.boundary == "on":
             self._mark_project()
         if children:
