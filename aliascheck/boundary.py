@@ -128,7 +128,9 @@ def _last(value: Any, repeat: int) -> _Last:
 NOLAST = _Last((None, 0, True))  # SEEN's default for the marked code: no object kept yet
 
 
-_WEAK: dict[type, bool] = {}  # whether a type's objects can be weakly referenced
+# Whether a type's objects can be weakly referenced (seeded: tracked by gc from the start, see
+# mutability.Seed).
+_WEAK: dict[type, bool] = {mutability.Seed: True}
 
 
 class _Strong:
@@ -303,8 +305,8 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
     kind = type(value)
     if kind in mutability.ATOMS or (source == MADE and not _buffer_type(kind)):  # an atom, the project's own cells
         return
-    if owner is not None and _project_type(type(owner)) and not _buffer_type(kind):
-        return  # a part of the project's own object, kept elsewhere by the project
+    if (owner is not None and _project_type(type(owner)) and not _buffer_type(kind)) or _project_type(kind):
+        return  # the project's own object, or a part of one, kept elsewhere by the project
     if source in FED:  # a loop over the project's own generator
         last = _test.seen.get(site)
         if last is None or last.value is not value:  # not a history of one object: nothing to record
@@ -979,7 +981,8 @@ def _path_of(root: Any, target: Any, depth: int = 4) -> str:
 
 # -- what the project hands to a library that keeps it ------------------------------
 
-_counts: dict[int, list[int]] = {}  # site -> the reference counts of its names before the statement
+# site -> the reference counts of its names before the statement (seeded: tracked by gc from the start)
+_counts: dict[int, list[int]] = {-1: []}
 HANDED_ITEMS = 64  # a list or dict argument: its own dicts and lists are looked at, this many at most
 
 

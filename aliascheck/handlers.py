@@ -22,12 +22,14 @@ from typing import Any
 
 import xxhash
 
+import aliascheck.mutability as mutability
+
 from .shadow import SAMPLE_BYTES, BufferToken, GlobalRef, Opaque, qualname_of, stub_type
 
 Handler = Callable[[Any], Any]
 
 _registry: dict[type, Handler] = {}
-_cache: dict[type, Handler | None] = {}
+_cache: dict[type, Handler | None] = {mutability.Seed: None}  # seeded: tracked by gc from the start
 _lock = threading.Lock()
 
 

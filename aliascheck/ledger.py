@@ -77,7 +77,9 @@ class Ledger:
         self.roots: dict[int, Any] = {}
         # owner -> the test that built it; a leftover worker of an earlier test's
         # node must not put its handovers on the test that happens to run now.
-        self.born: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
+        # id of a node built during a test -> (a weak reference to it, that test). By identity: a
+        # WeakKeyDictionary would hash the node, and a node's __hash__ is the program's code.
+        self.born: dict[int, tuple[Any, str | None]] = {}
         self.extra_ignore: tuple[str, ...] = ()
         self._probed: dict[tuple[type, str, Any], list[tuple[str, str]]] = {}
         self._labels: dict[int, str] = {}
@@ -168,25 +170,31 @@ class Ledger:
 
     def note_created(self, node: Any) -> None:
         if self.owning:
+            key, born = id(node), self.born
             try:
-                self.born[node] = self.test
-            except TypeError:  # unhashable or not weakly referenceable: never a root
-                pass
+                ref = weakref.ref(node, lambda _ref: born.pop(key, None) if born.get(key, (None,))[0] is _ref
+                                  else None)
+            except TypeError:  # not weakly referenceable: never a root
+                return
+            born[key] = (ref, self.test)
+
+    def _born_in(self, node: Any) -> tuple[bool, str | None]:
+        """(whether *node* was built during a test, which one)."""
+        entry = self.born.get(id(node))
+        if entry is None or entry[0]() is not node:
+            return False, None
+        return True, entry[1]
 
     def built_now(self, node: Any) -> bool:
-        try:
-            return self.born.get(node, False) == self.test
-        except TypeError:
-            return False
+        known, test = self._born_in(node)
+        return known and test == self.test
 
     def _stale(self, owner: Any) -> bool:
         """A handover that belongs to an earlier test: its owner was built then, or it
         comes from a worker thread that was already running when this test began."""
-        try:
-            if owner in self.born:
-                return self.born[owner] != self.test
-        except TypeError:  # unhashable or not weakly referenceable: judge by thread alone
-            pass
+        known, test = self._born_in(owner)
+        if known:
+            return test != self.test
         return threading.get_ident() in self._older_threads
 
     def handover(
