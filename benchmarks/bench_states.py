@@ -152,10 +152,10 @@ def _timing_load_hooks(led: Any) -> dict[str, float]:
     spent = {"seconds": 0.0, "calls": 0}
 
     def timing(method: Callable[..., Any]) -> Callable[..., Any]:
-        def timed_hook(*args: Any) -> Any:
+        def timed_hook(*args: Any, **kwargs: Any) -> Any:
             start = time.perf_counter()
             try:
-                return method(*args)
+                return method(*args, **kwargs)
             finally:
                 spent["seconds"] += time.perf_counter() - start
                 spent["calls"] += 1
