@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import copy
+import gc
 import sys
 import traceback
 import weakref
@@ -536,6 +537,15 @@ def copy_and_drop() -> int:
     holder = {"parts": [Tracked()]}
     view = holder.copy()
     return len(view["parts"])
+
+
+def objects_after(block) -> int:
+    """How many more objects gc tracks after *block* ran than before (collected both times)."""
+    gc.collect()
+    before = len(gc.get_objects())
+    block()
+    gc.collect()
+    return len(gc.get_objects()) - before
 
 
 def build_ring(n: int) -> int:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gc
-
 import probelib as p
 
 
@@ -30,14 +28,6 @@ def test_a_shallow_copy_and_its_source_die_on_return() -> None:
     assert len(p.Tracked.live) == 0  # nothing holds the shared list once both are dropped
 
 
-def _objects_after(block) -> int:
-    gc.collect()
-    before = len(gc.get_objects())
-    block()
-    gc.collect()
-    return len(gc.get_objects()) - before
-
-
 def _block() -> None:
     for _ in range(20):
         p.churn()
@@ -49,6 +39,6 @@ def _block() -> None:
 
 
 def test_gc_object_count_unchanged() -> None:
-    _objects_after(_block)  # warm: first calls fill caches
+    p.objects_after(_block)  # warm: first calls fill caches
     # The least of three: another thread of the process (xdist's channel) may allocate during one.
-    assert min(_objects_after(_block) for _ in range(3)) == 0
+    assert min(p.objects_after(_block) for _ in range(3)) == 0

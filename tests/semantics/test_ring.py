@@ -7,14 +7,6 @@ import gc
 import probelib as p
 
 
-def _objects_after(block) -> int:
-    gc.collect()
-    before = len(gc.get_objects())
-    block()
-    gc.collect()
-    return len(gc.get_objects()) - before
-
-
 def test_ring_of_2000_nodes() -> None:
     assert p.build_ring(2000) == 2000
     gc.collect()
@@ -23,4 +15,4 @@ def test_ring_of_2000_nodes() -> None:
 
 def test_ring_leaves_nothing() -> None:
     p.build_ring(50)
-    assert _objects_after(lambda: p.build_ring(2000)) == 0
+    assert p.objects_after(lambda: p.build_ring(2000)) == 0
