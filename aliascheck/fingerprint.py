@@ -203,7 +203,7 @@ def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...]
 
 _OBJECT_STATE = getattr(object, "__getstate__", None)
 # Weak: a class's module lives on otherwise. One entry from the start: its table is tracked by gc then.
-_plain: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary({mutability.Seed: False})
+_plain: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary([(mutability.Seed, False)])
 
 
 def _plain_reduction(obj: Any) -> Any:

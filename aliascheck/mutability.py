@@ -105,7 +105,7 @@ def plain_data(value: Any) -> bool:
 
 # Per class, weakly: a strong cache would keep every class seen alive, and with it its module's
 # globals (a script's loaders, their worker queues and feeder threads).
-_slots: weakref.WeakKeyDictionary[type, tuple[str, ...]] = weakref.WeakKeyDictionary({Seed: ()})
+_slots: weakref.WeakKeyDictionary[type, tuple[str, ...]] = weakref.WeakKeyDictionary([(Seed, ())])
 
 
 def slot_names(cls: type) -> tuple[str, ...]:
