@@ -99,16 +99,16 @@ def watch(cls: type, calls: bool = False) -> Callable[[], None] | None:
     skip = _MACHINERY.union(name for pair in PROTOCOLS for name in pair)
     others = [name for name, value in cls.__dict__.items()
               if isinstance(value, types.FunctionType) and name not in skip] if calls else []
-    inside = [cls.__dict__[n].__code__ for n in state if _inserted(cls.__dict__[n], "state_enter")]
-    inside += [cls.__dict__[n].__code__ for n in load if _inserted(cls.__dict__[n], "load_enter")]
-    wrapped = [n for n in others if not _inserted(cls.__dict__[n], "after_call")]
-    undo = instrument(cls, state=[n for n in state if cls.__dict__[n].__code__ not in inside],
-                      load=[n for n in load if cls.__dict__[n].__code__ not in inside], calls=wrapped)
+    own = cls.__dict__
+    inside = {n for n in state if _inserted(own[n], "state_enter")} | {
+        n for n in load if _inserted(own[n], "load_enter")}
+    undo = instrument(cls, state=[n for n in state if n not in inside], load=[n for n in load if n not in inside],
+                      calls=[n for n in others if not _inserted(own[n], "after_call")])
     if not inside:
         return undo
     import aliascheck.boundary as boundary
 
-    return undo_all([undo, boundary.activate(inside)])
+    return undo_all([undo, boundary.activate([own[n].__code__ for n in inside])])
 
 
 def _inserted(function: Any, call: str) -> bool:

@@ -1,22 +1,24 @@
 """Import-time marking of the project's keep sites and writes, as pytest rewrites asserts.
 
 The project's own modules (and its test modules, through pytest's assertion rewriter, and a
-corpus script) are compiled from a rewritten tree. The source is not changed: every inserted
-statement sits on the line of the statement it follows, so tracebacks, ``inspect.getsource``
-and coverage see the same lines. Nothing is inserted *before* a statement, and nothing wraps
-one: a statement runs exactly as written, then (if it completed) one call tells
-:mod:`aliascheck.boundary` what it kept or wrote. The call re-reads names and attribute or
-subscript chains the statement had just evaluated; anything more complex is not re-evaluated,
-and the site is left out. The inserted call sits in ``try: ... except Exception: pass``: it
-can never change what the program does.
+corpus script) are compiled from a rewritten tree. The source is not changed: inserted code sits
+on the line of the statement it belongs to, so tracebacks, ``inspect.getsource``, coverage and
+``sys.settrace`` line events see the same lines. The rules (docs/watched.md, *Boundaries*):
 
-What is marked (receivers are names, ``a.b`` chains and ``a[k]`` with a name or constant key):
+- evaluated once, in order: each value the runtime needs is caught in an ``@``-named temporary
+  as the statement computes it (``out.append((@ac1 := obj.prop))``), deleted when the statement
+  ends; only plain names are read again;
+- no names added: the runtime (:mod:`aliascheck.boundary`) is reached through one builtins name
+  no source can write (:data:`RUNTIME`);
+- the calls after a statement sit in ``if test: try: ... except: pass``: the test reads only the
+  runtime's names and types, and a failure inside never reaches the program;
+- a project class's state and load methods record themselves in their own body
+  (:func:`_record_in_body`), so no wrapper frame is added.
 
-- keep sites: ``r.append(v)``, ``r.appendleft(v)``, ``r.insert(i, v)``, ``r[k] = v``, ``r.a = v``,
-  and ``name = call(...)`` (a call's result bound to a name, tuple targets included);
-- copies: ``name = x.copy()``, ``copy.copy(x)``, ``np.copy(x)`` (the copy and its source);
-- the project's own writes: the receiver of an in-place method (``extend``, ``update``, ``sort``,
-  ``fill_``, any ``name_`` method, ...), of ``r[k] = v``, ``r.a = v``, and of ``+=`` and friends.
+What is marked: keeps (``r.append(v)``, ``r.insert(i, v)``, ``r[k] = v``, ``r.a = v``), a call's
+result bound to a name, shallow copies (``x.copy()``, ``copy.copy(x)``, ``np.copy(x)``), the
+project's own writes (in-place methods, slices, augmented and unpacking assignments), calls given
+plain names, ``for`` loops over a possible generator, keeps in a ``lambda``, ``class`` statements.
 
 With ``--aliascheck`` off nothing is rewritten: the hook is installed by the session only.
 """
