@@ -57,19 +57,18 @@ QUIET_WIDTH = 256  # a dict or list of atoms longer than this is not told quiet 
 # Array and tensor types met so far: an in-place write into one (``sample -= mean``) may go into
 # memory a record holds through another object (a view's base), so the marked code always reports it.
 BUFFERS: set[type] = set()
-_sites: list[tuple[str, str]] = []  # site number -> (keeper text, how): the marked statements
+_sites: dict[int, tuple[str, str]] = {}  # site number -> (keeper text, how): the marked statements
 _extras: dict[int, Any] = {}  # site number -> a passing statement's [(call text, [argument texts])]
-_site_lock = threading.Lock()
 COPY_WIDTH = 256  # the objects of a copy's shared part looked at (a config, a board): more is not indexed
 
 
-def site(keeper: str, how: str, extra: Any = None) -> int:
-    """Number a marked statement (called by the rewriter, once per statement per import)."""
-    with _site_lock:
-        _sites.append((keeper, how))
+def register(base: int, table: tuple[tuple[str, str, Any], ...]) -> None:
+    """A marked module's sites, numbered from *base* (its first statement calls this when it runs:
+    the numbers are fixed when it is marked, the same in every process)."""
+    for i, (keeper, how, extra) in enumerate(table):
+        _sites[base + i] = (keeper, how)
         if extra is not None:
-            _extras[len(_sites) - 1] = extra
-        return len(_sites) - 1
+            _extras[base + i] = extra
 
 
 class _Keep:
@@ -210,8 +209,11 @@ class _Test:
     def view(self, value: Any) -> bool:
         return _view(value)
 
-    def changes(self, rec: Record) -> list[Change]:
-        return _changes(rec)
+    def changed(self, rec: Record) -> Fingerprint | None:
+        return _changed(rec)
+
+    def changes(self, rec: Record, now: Fingerprint) -> list[Change]:
+        return _changes(rec, now)
 
     def held(self, rec: Record) -> bool:
         return _held(rec)
@@ -625,13 +627,24 @@ def _items(keeper: Any) -> list[Any]:
     return gc.get_referents(keeper)
 
 
-def _changes(rec: Record) -> list[Change]:
-    """What changed in a kept value. A value that cannot be read back (a reduction through a bound
-    method, a ring deeper than the walk) has no changes to report: never an error in the test."""
+def _changed(rec: Record) -> Fingerprint | None:
+    """A kept value's fingerprint now, if it differs from the one at the keep (None: the same, or
+    either cannot be read back: never an error in the test)."""
     try:
         now = fingerprint(rec.obj)
-        if now == rec.fp or not now.verifiable or not rec.fp.verifiable:
-            return []
+    except Exception:  # RecursionError included
+        return None
+    if now.digest == rec.fp.digest or not now.verifiable or not rec.fp.verifiable:
+        return None
+    return now  # maybe equal still (a dict's order): the diff decides, for a finding only
+
+
+def _changes(rec: Record, now: Fingerprint) -> list[Change]:
+    """What changed in a kept value from its fingerprint at the keep to *now* (a reduction through a
+    bound method, a ring deeper than the walk: none to report, never an error in the test)."""
+    try:
+        if not diff(rec.fp, now):
+            return []  # equal values, told apart only by order or identity of equal atoms
         changes = diff(rec.fp, now, collapse=True, reads=True) or [Change("", "?", "?")]
     except Exception:  # RecursionError included
         return []
@@ -1317,10 +1330,8 @@ def _handed_fix(rec: Record) -> str:
 
 def _changes_of(rec: Record) -> list[Change]:
     """The changes of a value a library kept, less those of module parameters inside it (live by design)."""
-    try:
-        changes = _changes(rec)
-    except Exception:
-        return []
+    now = _changed(rec)
+    changes = _changes(rec, now) if now is not None else []
     return [c for c in changes if not _parameter(_at(rec.obj, c.path))]
 
 

@@ -477,15 +477,19 @@ def kept(rec: Record, check: str, at: Any, collect: Callable[[], None] | None = 
         return []
     if keep.how in ("name", "attr") and not at.view(rec.obj) and at.counts.get(keep.site, 0) < 2:
         return []  # a handle bound once
-    changes = at.changes(rec)
-    if not changes:
+    # The cheap facts first, the diff last: only a finding needs its paths.
+    now = at.changed(rec)
+    if now is None:
+        return []
+    if at.by_project(rec, keep.epoch):
+        rec.fp = now  # the project's own change: the new value is the kept one
         return []
     if collect is not None:
         collect()
     if not (keep.how == "name" and check == "next keep") and not at.held(rec):  # a name held it till now
         return []
-    if at.by_project(rec, keep.epoch):
-        rec.fp = fingerprint(rec.obj)  # the project's own change: the new value is the kept one
+    changes = at.changes(rec, now)
+    if not changes:
         return []
     rec.flagged = True
     at.flagged.add(keep.site)
