@@ -28,13 +28,17 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import functools
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import itertools
 import os
 import sys
 import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .kinds import LOAD_METHODS, STATE_METHODS
@@ -101,12 +105,30 @@ def _template(text: str, **parts: ast.expr) -> ast.expr:
                 setattr(node, field, fill(value))
         return node
 
+    return fill(_clone(_parsed(text)))  # type: ignore[return-value]
+
+
+@functools.cache
+def _parsed(text: str) -> ast.expr:
+    """A template parsed once, without locations: its own line 1 is nobody's, the statement's is given."""
     parsed = ast.parse(text, mode="eval").body
-    for node in ast.walk(parsed):  # the template's own line 1 is nobody's: the statement's is given
+    for node in ast.walk(parsed):
         for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
             if hasattr(node, attr):
                 delattr(node, attr)
-    return fill(parsed)  # type: ignore[return-value]
+    return parsed
+
+
+def _clone(node: Any) -> Any:
+    """A copy of a location-free template tree (``copy.deepcopy`` costs ten times more)."""
+    if isinstance(node, list):
+        return [_clone(n) for n in node]
+    if not isinstance(node, ast.AST):
+        return node
+    new = node.__class__()
+    for field in node._fields:
+        setattr(new, field, _clone(getattr(node, field, None)))
+    return new
 
 
 def _either(*tests: ast.expr) -> ast.expr:
@@ -116,15 +138,20 @@ def _either(*tests: ast.expr) -> ast.expr:
 def _text(node: ast.expr) -> str:
     """The source of *node* as the program wrote it (a temporary's catch left out)."""
     try:
-        return ast.unparse(_Uncaught().visit(copy.deepcopy(node)))
+        return _Unparser().visit(node)
     except Exception:
         return "?"
 
 
-class _Uncaught(ast.NodeTransformer):
-    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
-        self.generic_visit(node)
-        return node.value if node.target.id.startswith("@") else node
+class _Unparser(ast._Unparser):  # type: ignore[name-defined,misc]  # CPython's own, 3.9 to 3.13
+    """``ast.unparse`` that shows a temporary's catch ``(@ac1 := x)`` as the ``x`` the program wrote."""
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        if node.target.id.startswith("@"):
+            self.set_precedence(self.get_precedence(node), node.value)
+            self.traverse(node.value)
+        else:
+            super().visit_NamedExpr(node)
 
 
 def _root(node: ast.expr) -> ast.expr:
@@ -138,12 +165,37 @@ def _root(node: ast.expr) -> ast.expr:
 
 def _place(node: ast.AST, where: ast.AST) -> None:
     """Every new node of *node* on *where*'s lines: tracebacks and coverage see the statement's own
-    line (the program's own nodes keep theirs)."""
-    for part in ast.walk(node):
-        if "lineno" in part._attributes and not hasattr(part, "lineno"):
-            ast.copy_location(part, where)
-            part.end_lineno = getattr(where, "end_lineno", None)  # type: ignore[attr-defined]
-            part.end_col_offset = getattr(where, "end_col_offset", None)  # type: ignore[attr-defined]
+    line (the program's own nodes keep theirs, and are not walked: what was inserted into them was
+    placed when it was inserted, and :func:`_locate` places anything left)."""
+    todo = [node]
+    while todo:
+        part = todo.pop()
+        if "lineno" in part._attributes:
+            if hasattr(part, "lineno"):
+                continue  # the program's own
+            _copy_location(part, where)
+        todo.extend(ast.iter_child_nodes(part))
+
+
+def _copy_location(part: ast.AST, where: ast.AST) -> None:
+    part.lineno = where.lineno  # type: ignore[attr-defined]
+    part.col_offset = where.col_offset  # type: ignore[attr-defined]
+    part.end_lineno = getattr(where, "end_lineno", None)  # type: ignore[attr-defined]
+    part.end_col_offset = getattr(where, "end_col_offset", None)  # type: ignore[attr-defined]
+
+
+def _locate(tree: ast.AST) -> None:
+    """Any node still without a location takes its nearest located ancestor's: one walk per module."""
+    todo: list[tuple[ast.AST, ast.AST]] = [(child, tree) for child in ast.iter_child_nodes(tree)]
+    while todo:
+        part, above = todo.pop()
+        if "lineno" in part._attributes:
+            if hasattr(part, "lineno"):
+                above = part
+            elif hasattr(above, "lineno"):
+                _copy_location(part, above)
+                above = part
+        todo.extend((child, above) for child in ast.iter_child_nodes(part))
 
 
 def _guarded(where: ast.AST | None, *body: ast.stmt, test: ast.expr | None = None) -> ast.stmt:
@@ -217,8 +269,9 @@ class _Statement:
 class Marker(ast.NodeTransformer):
     """Rewrite each keep site, copy and write of a module's statements so that it reports once it ran."""
 
-    def __init__(self) -> None:
-        self.count = 0
+    def __init__(self, base: int) -> None:
+        self.base = base  # the module's first site number (:func:`module_base`)
+        self.table: list[tuple[str, str, Any]] = []  # its sites, registered when the module runs
         self.temps = 0
         self.scope = "module"  # module, function or class: a class body's statements are not marked
         # name -> what it was last given by, in the scope being marked: "lib.items(), yielded" for a
@@ -230,10 +283,9 @@ class Marker(ast.NodeTransformer):
         return f"{TEMP}{self.temps}"
 
     def _site(self, keeper: str, how: str, extra: Any = None) -> int:
-        from . import boundary
-
-        self.count += 1
-        return boundary.site(keeper, how, extra)
+        """Number a marked statement: the module's base plus its place in the module's table."""
+        self.table.append((keeper, how, extra))
+        return self.base + len(self.table) - 1
 
     # -- scopes ------------------------------------------------------------------------
 
@@ -386,7 +438,7 @@ class Marker(ast.NodeTransformer):
             self._augmented(st, stmt)
         passes = self._passes(stmt, st)  # last: the others look at the calls as written
         if passes is not None:
-            st.after.append(_guarded(None, passes[1], test=copy.deepcopy(passes[2])))
+            st.after.append(_guarded(None, passes[1], test=_clone(passes[2])))
         out = st.emit(stmt)
         if passes is not None:
             out.insert(0, passes[0])
@@ -506,9 +558,9 @@ class Marker(ast.NodeTransformer):
             only = _either(_buffer(value), _watched(keeper))
         fast: tuple[ast.expr, list[ast.stmt]] | None = None
         if source >= 0:
-            test = _template(f"{source} in FED and TYPE(V) in HELD and ID(K) not in WATCHED "
-                             f"and TYPE(K) not in BUFFERS and SEEN.get({site}, NOLAST)[0] is not V",
-                             V=value, K=keeper)
+            test = _template("L in FED and TYPE(V) in HELD and ID(K) not in WATCHED "
+                             "and TYPE(K) not in BUFFERS and SEEN.get(S, NOLAST)[0] is not V",
+                             V=value, K=keeper, L=ast.Constant(source), S=ast.Constant(site))
             store = ast.Assign([ast.Subscript(_rt("SEEN"), ast.Constant(site), ast.Store())],
                                _template("_Last((V, 1, True))", V=value))
             fast = (test, [store])
@@ -758,27 +810,87 @@ class _ReturnCatcher(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
 
 
-def mark(tree: ast.Module) -> ast.Module:
-    """Rewrite *tree* in place. Nothing is added to the module's namespace."""
-    Marker().visit(tree)
+_SITE_BITS = 20  # sites per module: a module's numbers are base .. base + 2**20 - 1
+_fresh = itertools.count(1)
+
+
+def module_base(filename: str, source: bytes | str) -> int:
+    """A module's first site number, from its path and source: the same in every process, so that
+    marked code can be cached (:mod:`aliascheck.markcache`). The top bit keeps these apart from the
+    numbers :func:`mark` hands a tree that comes with no source."""
+    data = source.encode() if isinstance(source, str) else source
+    digest = hashlib.blake2b(filename.encode(errors="surrogateescape") + b"\0" + data, digest_size=5).digest()
+    return (1 << 62) | (int.from_bytes(digest, "big") << _SITE_BITS)
+
+
+def mark(tree: ast.Module, base: int | None = None) -> ast.Module:
+    """Rewrite *tree* in place. Nothing is added to the module's namespace: its first statement
+    registers its sites' texts with the runtime (``@aliascheck.register(base, table)``), which binds no name."""
+    marker = Marker(base if base is not None else next(_fresh) << _SITE_BITS)
+    marker.visit(tree)
+    if marker.table:
+        _register(tree, marker)
     return tree
 
 
+def _register(tree: ast.Module, marker: Marker) -> None:
+    body = tree.body
+    at = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        at = 1  # after the docstring
+    while at < len(body) and isinstance(body[at], ast.ImportFrom) and getattr(body[at], "module", None) == "__future__":
+        at += 1
+    table = ast.Tuple([_literal(entry) for entry in marker.table], ast.Load())
+    stmt = ast.Try(body=[_call_stmt("register", ast.Constant(marker.base), table)],
+                   handlers=[ast.ExceptHandler(_rt("Exception"), None, [ast.Pass()])], orelse=[], finalbody=[])
+    _place(stmt, body[at] if at < len(body) else body[-1])
+    body.insert(at, stmt)
+
+
+def _literal(value: Any) -> ast.expr:
+    """*value* (strings, numbers, None, tuples and lists of them) as an expression."""
+    if isinstance(value, tuple):
+        return ast.Tuple([_literal(v) for v in value], ast.Load())
+    if isinstance(value, list):
+        return ast.List([_literal(v) for v in value], ast.Load())
+    return ast.Constant(value)
+
+
+def _compile(tree: ast.Module, filename: str) -> types.CodeType:
+    try:
+        return compile(tree, filename, "exec", dont_inherit=True)
+    except TypeError:  # a node left without a location: placed from its ancestors, once
+        _locate(tree)
+        return compile(tree, filename, "exec", dont_inherit=True)
+
+
 def compile_marked(source: bytes | str, filename: str) -> types.CodeType:
-    """*source* compiled marked; compiled as written if the marking fails (a module runs unmarked, never broken)."""
+    """*source* compiled marked; compiled as written if the marking fails (a module runs unmarked,
+    never broken). Kept in :mod:`aliascheck.markcache`: marked once per source, not once per run."""
+    from . import markcache
+
     expose()
+    data = source.encode() if isinstance(source, str) else source
+    entry = markcache.key("module", filename, data)
+    code = markcache.load(entry)
+    if code is not None:
+        return code
     tree = ast.parse(source, filename=filename)
     try:
-        return compile(mark(tree), filename, "exec", dont_inherit=True)
+        code = _compile(mark(tree, module_base(filename, source)), filename)
     except Exception:
-        return compile(source, filename, "exec", dont_inherit=True)
+        code = compile(source, filename, "exec", dont_inherit=True)
+    markcache.store(entry, code)
+    return code
 
 
 # -- where the rewriting happens -------------------------------------------------
 
 
 class _Loader(importlib.machinery.SourceFileLoader):
-    """A project module, compiled marked; never cached (a plain run must not meet marked bytecode)."""
+    """A project module, compiled marked; never in ``__pycache__`` (a plain run must not meet marked
+    bytecode): kept in aliascheck's own cache instead."""
 
     def get_code(self, fullname: str) -> types.CodeType:
         path = self.get_filename(fullname)
@@ -832,7 +944,7 @@ def install(in_project: Callable[[str], bool]) -> None:
 
     _installed.append(unfind)
     rewrite: Any = sys.modules.get("_pytest.assertion.rewrite")
-    names = ("rewrite_asserts", "_read_pyc", "_write_pyc")
+    names = ("rewrite_asserts", "_rewrite_test", "_read_pyc", "_write_pyc")
     if rewrite is None or not all(hasattr(rewrite, n) for n in names):
         return
     saved = {n: getattr(rewrite, n) for n in names}
@@ -840,17 +952,46 @@ def install(in_project: Callable[[str], bool]) -> None:
     def rewrite_asserts(mod: ast.Module, source: bytes, module_path: str | None = None, config: Any = None) -> None:
         saved["rewrite_asserts"](mod, source, module_path, config)
         if module_path and in_project(os.fspath(module_path)):
-            try:  # marked on a copy, kept only if it compiles: the module runs unmarked, never broken
-                marked = mark(copy.deepcopy(mod))
-                compile(marked, os.fspath(module_path), "exec", dont_inherit=True)
-            except Exception:
-                return
-            mod.body[:] = marked.body
+            try:  # kept only if it compiles: the module runs unmarked, never broken
+                _compile(mark(mod, module_base(os.fspath(module_path), source)), os.fspath(module_path))
+            except Exception:  # rare: pytest's rewrite once more, on a fresh tree
+                fresh = ast.parse(source, filename=os.fspath(module_path))
+                saved["rewrite_asserts"](fresh, source, module_path, config)
+                mod.body[:] = fresh.body
 
-    # A marked test module is not cached: its site numbers are this process's.
+    def rewrite_test(fn: Any, config: Any) -> Any:
+        """pytest's rewrite of a test module, marked, kept in aliascheck's cache (never in pytest's
+        ``__pycache__``, which a plain run reads)."""
+        from . import markcache
+
+        path = os.fspath(fn)
+        if not in_project(path):
+            return saved["_rewrite_test"](fn, config)
+        import pytest
+
+        source = Path(path).read_bytes()
+        try:
+            hook = str(config.getini("enable_assertion_pass_hook"))
+        except Exception:
+            hook = "?"
+        entry = markcache.key("test", path, source, pytest.__version__, hook)
+        code = markcache.load(entry)
+        if code is None:
+            first, code = saved["_rewrite_test"](fn, config)
+            markcache.store(entry, code)
+            return first, code
+        return importlib.util.source_hash(source), code  # the first is for pytest's pyc, not written
+
+    def read_pyc(source: Any, pyc: Any, *args: Any, **kwargs: Any) -> Any:
+        return None if in_project(os.fspath(source)) else saved["_read_pyc"](source, pyc, *args, **kwargs)
+
+    def write_pyc(state: Any, co: Any, *args: Any, **kwargs: Any) -> Any:
+        return False if in_project(co.co_filename) else saved["_write_pyc"](state, co, *args, **kwargs)
+
     rewrite.rewrite_asserts = rewrite_asserts
-    rewrite._read_pyc = lambda *args, **kwargs: None
-    rewrite._write_pyc = lambda *args, **kwargs: False
+    rewrite._rewrite_test = rewrite_test
+    rewrite._read_pyc = read_pyc
+    rewrite._write_pyc = write_pyc
 
     def unpatch() -> None:
         for name, value in saved.items():
