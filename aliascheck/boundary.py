@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import gc
+import itertools
 import re
 import sys
 import threading
@@ -402,7 +403,10 @@ def bound(value: Any, site: int, call: str = "") -> None:
     if kind in _PLAIN:
         if _atoms_only(value) or _fresh(value):
             return  # nothing in it anyone else refers to
-    elif not (_buffer_type(kind) and _view(value)):
+    elif not _buffer_type(kind):
+        UNBOUND.add(kind)  # never judged here: the marked code no longer calls for it
+        return
+    elif not _view(value):
         return
     frame = sys._getframe(1)
     # A module's name is held by its namespace, a test function's by its frame until the test's end
@@ -996,6 +1000,7 @@ def _path_of(root: Any, target: Any, depth: int = 4) -> str:
 
 # site -> the reference counts of its names before the statement (seeded: tracked by gc from the start)
 _counts: dict[int, list[int]] = {-1: []}
+PENDING = _counts  # the marked code calls after only for a site before recorded
 HANDED_ITEMS = 64  # a list or dict argument: its own dicts and lists are looked at, this many at most
 
 
@@ -1006,17 +1011,44 @@ def _handed_parts(argsets: tuple[tuple[Any, ...], ...]) -> list[tuple[int, int, 
     out = []
     for i, args in enumerate(argsets):
         for j, arg in enumerate(args):
-            if not _data(arg) or type(arg) in mutability.FROZEN or _parameter(arg):
+            kind = type(arg)
+            look = _PASSED.get(kind)
+            if look is None:
+                look = _PASSED[kind] = _passed_kind(kind)
+            if not look:
                 continue
             out.append((i, j, "", arg))
-            if type(arg) in (list, dict):
-                items = arg.items() if type(arg) is dict else enumerate(arg)
+            # A list's or dict's own lists and dicts, when it has any (told at C speed: a list of
+            # numbers costs no Python step per item).
+            if look == 2 and arg and not _NESTING.isdisjoint(
+                    map(type, itertools.islice(arg.values() if kind is dict else arg, HANDED_ITEMS))):
+                items = arg.items() if kind is dict else enumerate(arg)
                 for n, (k, v) in enumerate(items):
                     if n >= HANDED_ITEMS:
                         break
-                    if type(v) in (list, dict):
+                    if type(v) in _NESTING:
                         out.append((i, j, f"[{k!r}]", v))
     return out
+
+
+_NESTING = frozenset({list, dict})
+# type -> 0: not what a call keeps as data; 1: data; 2: an exact list or dict, looked into
+_PASSED: dict[type, int] = {mutability.Seed: 0}
+
+
+def _passed_kind(kind: type) -> int:
+    if kind in ATOMS or kind in mutability.FROZEN or (
+            kind.__name__ == "Parameter" and kind.__module__.startswith("torch")) or not (  # see _parameter
+            issubclass(kind, (dict, list)) or kind in mutability.CONTAINERS or mutability.buffer_type(kind)):
+        UNPASSED.add(kind)  # never looked at by before: the marked code no longer calls for it
+        return 0
+    return 2 if kind in _NESTING else 1
+
+
+# Types of values the marked code need not report, learnt as they are met (a type's answer never
+# changes): a name bound to one (UNBOUND: :func:`bound`), or passed to a call (UNPASSED: :func:`before`).
+UNBOUND: set[type] = {*ATOMS, tuple, frozenset}
+UNPASSED: set[type] = {*ATOMS, tuple, frozenset}
 
 
 def _kept_by(func: Any, obj: Any) -> bool:
@@ -1030,11 +1062,15 @@ def _kept_by(func: Any, obj: Any) -> bool:
     return not (mutability.is_buffer(obj) and _module(_callee_parts(func)[0]))
 
 
-def before(site: int, argsets: tuple[tuple[Any, ...], ...]) -> None:
+def before(site: int, argsets: tuple[tuple[Any, ...], ...], callees: tuple[Any, ...] = ()) -> None:
     """A statement passing names to calls is about to run: count who refers to them (and judge a
     value an earlier library call kept, changed since, and passed again). Only plain names are
-    given: reading them ran nothing of the program's."""
+    given: reading them ran nothing of the program's. *callees*: each call's callee when it is a
+    plain name, else None; when all are known and none is a library's, nothing can be handed out."""
     if not _on or guard.busy():
+        return
+    if callees and not _test.handed and None not in callees and not any(map(_library, callees)):
+        _counts.pop(site, None)
         return
     parts = _handed_parts(argsets)
     if not parts:

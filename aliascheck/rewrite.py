@@ -438,7 +438,7 @@ class Marker(ast.NodeTransformer):
             self._augmented(st, stmt)
         passes = self._passes(stmt, st)  # last: the others look at the calls as written
         if passes is not None:
-            st.after.append(_guarded(None, passes[1], test=_clone(passes[2])))
+            st.after.append(_guarded(None, passes[1], test=passes[2]))
         out = st.emit(stmt)
         if passes is not None:
             out.insert(0, passes[0])
@@ -582,11 +582,12 @@ class Marker(ast.NodeTransformer):
             st.call("copied", _name(target.id), origin, ast.Constant(site))
             return
         site = self._site(target.id, "name", _text(call))
-        only: ast.expr = _not_atom(_name(target.id))
+        # Only a value whose type bound may judge (the types it never does are learnt as met).
+        only: ast.expr = _template("TYPE(X) not in UNBOUND", X=_name(target.id))
         if isinstance(func, ast.Attribute):
             # ``words = line.split()``: a method of a str, a number or bytes hands out nothing live.
             func.value, receiver = st.catch(func.value)
-            only = ast.BoolOp(ast.And(), [_not_atom(_name(target.id)), _template("TYPE(O) not in ATOMS", O=receiver)])
+            only = ast.BoolOp(ast.And(), [only, _template("TYPE(O) not in ATOMS", O=receiver)])
         st.call("bound", _name(target.id), ast.Constant(site), ast.Constant(_text(func)), only=only)
 
     def _passes(self, stmt: ast.stmt, st: _Statement) -> tuple[ast.stmt, ast.stmt, ast.expr] | None:
@@ -637,12 +638,17 @@ class Marker(ast.NodeTransformer):
         elif targets and isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             stmt.value, result = st.catch(stmt.value)  # type: ignore[arg-type]
         args = ast.Tuple([ast.Tuple([_name(n) for n in names], ast.Load()) for _, names in calls], ast.Load())
-        looked = _either(*(_not_atom(_name(n)) for _, names in calls for n in names))
-        before = _guarded(stmt, _call_stmt("before", site, args), test=looked)
+        # Only a name whose type the runtime may look at (types it never does are learnt as met).
+        looked = _either(*(_template("TYPE(X) not in UNPASSED", X=_name(n)) for _, names in calls for n in names))
+        # A callee that is a plain name is read before too (a name runs no code): when none is a
+        # library's, the statement hands nothing out and the runtime returns at once.
+        callees = ast.Tuple([_name(f.id) if isinstance(f, ast.Name) and f.id not in bound_here else ast.Constant(None)
+                             for f in (c.func for c, _ in calls)], ast.Load())
+        before = _guarded(stmt, _call_stmt("before", site, args, callees), test=looked)
         pairs = ast.Tuple([ast.Tuple([f, ast.Tuple([_name(n) for n in names], ast.Load())], ast.Load())
                            for f, (_, names) in zip(funcs, calls, strict=True)], ast.Load())
         after = _call_stmt("after", site, pairs, result if result is not None else ast.Constant(None))
-        return before, after, looked
+        return before, after, _template("S in PENDING", S=_clone(site))  # what before recorded
 
 
 def _watched(node: ast.expr) -> ast.expr:

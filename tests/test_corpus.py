@@ -389,3 +389,13 @@ def test_pytest_collects_one_item_per_variant_and_a_gap_is_a_strict_xfail(pytest
         "*got flag: __main__.Box ['items']",
         "*[mutation] __main__.Box ['items']  0 items -> 1 item",
     ]])
+
+
+def test_the_documented_install_leaves_no_entry_to_skip() -> None:
+    """README's install (``.[all]`` with constraints.txt) brings every package an entry requires."""
+    import importlib.util
+
+    assert CORPUS is not None
+    missing = {(e.id, name) for e in corpus.discover(CORPUS) for name in e.requires
+               if importlib.util.find_spec(name) is None}
+    assert not missing
