@@ -236,6 +236,7 @@ def start(ledger: Any) -> None:
     ADOPTING = ledger.adopters if ledger is not None else {}
     WATCHED.clear()
     SEEN.clear()
+    QUIET.clear()
     for module, names in (("torch", ("Tensor",)), ("torch.nn", ("Parameter",)), ("numpy", ("ndarray",))):
         loaded = sys.modules.get(module)
         for name in names:
@@ -249,6 +250,7 @@ def stop() -> None:
     _on, _ledger, _test, ADOPTING = False, None, _Test(), {}
     WATCHED.clear()
     SEEN.clear()
+    QUIET.clear()
 
 
 def _watch(obj: Any) -> None:
@@ -400,22 +402,22 @@ def bound(value: Any, site: int, call: str = "") -> None:
     if not _on or guard.busy():
         return
     kind = type(value)
-    if kind in _PLAIN:
-        if _atoms_only(value) or _fresh(value):
-            return  # nothing in it anyone else refers to
-    elif not _buffer_type(kind):
+    if kind not in _PLAIN and not _buffer_type(kind):
         UNBOUND.add(kind)  # never judged here: the marked code no longer calls for it
-        return
-    elif not _view(value):
         return
     frame = sys._getframe(1)
     # A module's name is held by its namespace, a test function's by its frame until the test's end
     # check (the call phase's end, before any fixture's teardown). Any other function's local is
     # judged only at the next binding at the same line: its frame is never kept alive.
     keeper = frame.f_globals if frame.f_code.co_name == "<module>" else frame if _test_frame(frame) else None
-    if keeper is None and kind in _PLAIN:
-        # A container of live objects bound in another function: recording it would keep it (and what
-        # it holds) alive past the function's return, the program's own moment to let it go.
+    if kind in _PLAIN:
+        if keeper is None:
+            # A container of live objects bound in another function: recording it would keep it (and
+            # what it holds) alive past the function's return, the program's own moment to let it go.
+            return
+        if _atoms_only(value) or _fresh(value):
+            return  # nothing in it anyone else refers to
+    elif not _view(value):
         return
     _keep(keeper, value, _sites[site][0], "name", site, 1)
 
@@ -885,6 +887,7 @@ def begin() -> None:
     _test = _Test()
     WATCHED.clear()
     SEEN.clear()
+    QUIET.clear()
 
 
 # -- copies --------------------------------------------------------------------------
@@ -1000,6 +1003,16 @@ def _path_of(root: Any, target: Any, depth: int = 4) -> str:
 
 # site -> the reference counts of its names before the statement (seeded: tracked by gc from the start)
 _counts: dict[int, list[int]] = {-1: []}
+# site -> its one callee, when it is the project's own and nothing was handed out in this test: the
+# marked code calls before() again only for another callee (a weak reference: it keeps nothing alive).
+QUIET: dict[int, Any] = {}
+
+
+class _Dead:
+    pass
+
+
+NOREF = weakref.ref(_Dead())  # QUIET's default for the marked code: a reference to nothing
 PENDING = _counts  # the marked code calls after only for a site before recorded
 HANDED_ITEMS = 64  # a list or dict argument: its own dicts and lists are looked at, this many at most
 
@@ -1071,6 +1084,8 @@ def before(site: int, argsets: tuple[tuple[Any, ...], ...], callees: tuple[Any, 
         return
     if callees and not _test.handed and None not in callees and not any(map(_library, callees)):
         _counts.pop(site, None)
+        if len(callees) == 1 and _weak(type(callees[0])):
+            QUIET[site] = weakref.ref(callees[0])  # the marked code skips this call while it is the callee
         return
     parts = _handed_parts(argsets)
     if not parts:
@@ -1123,6 +1138,7 @@ def _handed(obj: Any, func: Any, site: int, call: int, arg: int, path: str, was:
                  fingerprint(obj), None, False)
     rec.adopter = (was, gained, t.epoch)
     t.handed[id(obj)] = rec
+    QUIET.clear()  # a value handed out: before() looks at every call again (a value passed again)
     t.records.append(rec)
     _watch(obj)
 

@@ -644,6 +644,9 @@ class Marker(ast.NodeTransformer):
         # library's, the statement hands nothing out and the runtime returns at once.
         callees = ast.Tuple([_name(f.id) if isinstance(f, ast.Name) and f.id not in bound_here else ast.Constant(None)
                              for f in (c.func for c, _ in calls)], ast.Load())
+        if len(calls) == 1 and isinstance(callees.elts[0], ast.Name):
+            looked = ast.BoolOp(ast.And(), [looked, _template("QUIET.get(S, NOREF)() is not F", S=_clone(site),
+                                                              F=_clone(callees.elts[0]))])
         before = _guarded(stmt, _call_stmt("before", site, args, callees), test=looked)
         pairs = ast.Tuple([ast.Tuple([f, ast.Tuple([_name(n) for n in names], ast.Load())], ast.Load())
                            for f, (_, names) in zip(funcs, calls, strict=True)], ast.Load())
