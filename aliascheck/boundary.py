@@ -367,19 +367,23 @@ MADE = -3  # a kept value's source when the project built it from its own parts 
 FED: set[int] = set()  # loop sites whose iterable (at the loop's last start) is one of the project's own generators
 
 
-def loop(iterable: Any, site: int) -> Any:
-    """``for x in iterable`` starts: is it the project's own generator? Returns *iterable* itself."""
-    if _on:
-        try:
-            # A generator's code, read only from a generator itself: any other object's attributes are
-            # the program's own code (``__getattr__``), never run by aliascheck.
-            code = iterable.gi_code if type(iterable) is types.GeneratorType else None
-            if code is not None and _in_project(code.co_filename):
-                FED.add(site)
-            else:
-                FED.discard(site)
-        except Exception:
+def loop(iterable: Any, site: int, _generator: type = types.GeneratorType) -> Any:
+    """``for x in iterable`` starts: is it the project's own generator? Returns *iterable* itself.
+
+    Called at every loop start of the project's code: anything but a generator costs a type test
+    and a set's discard (a default argument, not a global, names the generator type)."""
+    if type(iterable) is not _generator:
+        FED.discard(site)
+        return iterable
+    try:
+        # A generator's code, read only from a generator itself: any other object's attributes are
+        # the program's own code (``__getattr__``), never run by aliascheck.
+        if _on and _in_project(iterable.gi_code.co_filename):  # type: ignore[attr-defined]
+            FED.add(site)
+        else:
             FED.discard(site)
+    except Exception:
+        FED.discard(site)
     return iterable
 
 

@@ -67,6 +67,9 @@ PURE = frozenset({"len", "print", "isinstance", "issubclass", "sorted", "sum", "
 # ``[prev, next, key, value]``), never handed out by a library.
 MADE = -3
 _DISPLAYS = (ast.List, ast.Dict, ast.Set, ast.Tuple)
+# Builtins whose result is an atom whatever they are given (C makes it: an int, a bool, a str).
+_ATOM_CALLS = frozenset({"len", "id", "hash", "isinstance", "issubclass", "callable", "ord", "chr", "bool"})
+_ATOM_CONSTANTS = (int, float, complex, str, bytes, bool, type(None))
 _ITERATORS = frozenset({"range", "enumerate", "zip", "reversed", "sorted"})  # builtins a for loop may iterate
 _TAKES = frozenset({"pop", "get", "popleft", "popitem", "setdefault"})  # what hands back a container's own item
 STATE_NAMES = frozenset(STATE_METHODS)
@@ -277,6 +280,9 @@ class Marker(ast.NodeTransformer):
         # name -> what it was last given by, in the scope being marked: "lib.items(), yielded" for a
         # loop's target, the call text for ``name = call(...)``; a report names it as the giver.
         self.given: dict[str, tuple[str, int]] = {}
+        self.module_names: frozenset[str] = frozenset()  # what the module binds (a builtin shadowed)
+        self.atoms: frozenset[str] = frozenset()  # the function's names that only ever hold atoms
+        self.shadowed: frozenset[str] = frozenset()  # the names the module and the function bind
 
     def temp(self) -> str:
         self.temps += 1
@@ -293,6 +299,8 @@ class Marker(ast.NodeTransformer):
         method = self.scope == "class" and not any(
             isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
         saved, saved_scope, self.given, self.scope = self.given, self.scope, {}, "function"
+        saved_atoms, self.atoms = self.atoms, atom_names(node, self.module_names)
+        saved_shadowed, self.shadowed = self.shadowed, self.module_names | bound_names(node.body)
         args = node.args
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
             self.given[arg.arg] = ("", -2)  # a parameter: the caller decides where it came from
@@ -302,7 +310,7 @@ class Marker(ast.NodeTransformer):
         try:
             return self.generic_visit(node)
         finally:
-            self.given, self.scope = saved, saved_scope
+            self.given, self.scope, self.atoms, self.shadowed = saved, saved_scope, saved_atoms, saved_shadowed
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -340,10 +348,12 @@ class Marker(ast.NodeTransformer):
         exactly as written; its result is what the lambda returns. Names only: read again, they run
         nothing of the program's.
         """
-        saved = dict(self.given)
+        saved, saved_atoms = dict(self.given), self.atoms
         args = node.args
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
             self.given[arg.arg] = ("", -2)
+        self.atoms = self.atoms - {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
+                                                    args.kwarg) if a}
         try:
             self.generic_visit(node)
             body = node.body
@@ -358,8 +368,12 @@ class Marker(ast.NodeTransformer):
                 _place(call, body)
                 node.body = call
         finally:
-            self.given = saved
+            self.given, self.atoms = saved, saved_atoms
         return node
+
+    def _atom(self, node: ast.expr) -> bool:
+        """The value is an atom whenever the statement runs, told from the source (:func:`atom_names`)."""
+        return _atom_expr(node, self.atoms, self.shadowed or self.module_names)
 
     def _giver(self, value: ast.expr) -> str:
         if isinstance(value, ast.Name) and value.id in self.given and self.given[value.id][0]:
@@ -461,9 +475,10 @@ class Marker(ast.NodeTransformer):
             value = holder.args[index]
             site = self._site(_text(receiver), name, (_text(value), self._giver(value)))
             source = self._source(value)
+            atom = self._atom(value)
             func.value, keeper = st.catch(receiver)
             holder.args[index], kept, owner = self._value(st, value)
-            self._kept(st, keeper, kept, site, None, root, source, owner)
+            self._kept(st, keeper, kept, site, None, root, source, owner, atom)
         elif _in_place(name):
             func.value, target = st.catch(receiver)
             st.call("wrote", target, root, only=_either(_watched(target), _buffer(target)))
@@ -475,6 +490,7 @@ class Marker(ast.NodeTransformer):
         keeps = [t for t in targets if isinstance(t, ast.Attribute)
                  or (isinstance(t, ast.Subscript) and not isinstance(t.slice, ast.Slice))]
         text, giver, source = _text(value), self._giver(value), self._source(value)
+        atom = self._atom(value)
         kept: ast.expr | None = None
         owner: ast.expr = ast.Constant(None)
         if keeps:
@@ -490,7 +506,7 @@ class Marker(ast.NodeTransformer):
                                   (text, giver))
                 assert kept is not None
                 self._kept(st, keeper, kept, site, target.attr if isinstance(target, ast.Attribute) else None,
-                           root, source, owner)
+                           root, source, owner, atom)
         if len(targets) != 1 or keeps:
             return
         target = targets[0]
@@ -543,7 +559,7 @@ class Marker(ast.NodeTransformer):
         return new, kept, owner
 
     def _kept(self, st: _Statement, keeper: ast.expr, value: ast.expr, site: int, attr: str | None,
-              root: ast.expr, source: int, owner: ast.expr) -> None:
+              root: ast.expr, source: int, owner: ast.expr, atom: bool = False) -> None:
         """``runtime.kept(keeper, value, ...)``, called only when it could record or judge something.
 
         Not called for an atom kept into something nothing records, nor for a dict or list of atoms
@@ -556,8 +572,10 @@ class Marker(ast.NodeTransformer):
                        _watched(keeper))
         if source == MADE:  # the project's own value: an array's memory, or a write into something recorded
             only = _either(_buffer(value), _watched(keeper))
+        if atom:  # an atom by the source: only a write into something recorded
+            only = _watched(keeper)
         fast: tuple[ast.expr, list[ast.stmt]] | None = None
-        if source >= 0:
+        if source >= 0 and not atom:
             test = _template("L in FED and TYPE(V) in HELD and ID(K) not in WATCHED "
                              "and TYPE(K) not in BUFFERS and SEEN.get(S, NOLAST)[0] is not V",
                              V=value, K=keeper, L=ast.Constant(source), S=ast.Constant(site))
@@ -569,7 +587,7 @@ class Marker(ast.NodeTransformer):
 
     def _bound(self, st: _Statement, target: ast.Name, call: ast.Call) -> None:
         """``name = call(...)``: the name is read again after the statement (a name runs no code)."""
-        if target.id.startswith("@"):
+        if target.id.startswith("@") or self._atom(call):
             return
         func = call.func
         source = _copied_from(call)
@@ -620,7 +638,7 @@ class Marker(ast.NodeTransformer):
                     isinstance(func, ast.Name) and func.id in PURE):
                 continue  # a container's own method (kept/wrote say it; the project's own), a pure builtin
             names = [a for a in (*call.args, *(k.value for k in call.keywords if k.arg is not None))
-                     if isinstance(a, ast.Name) and a.id not in bound_here]
+                     if isinstance(a, ast.Name) and a.id not in bound_here and a.id not in self.atoms]
             if names:
                 calls.append((call, [n.id for n in names]))
         if not calls:
@@ -699,6 +717,126 @@ def _calls(node: ast.expr) -> list[ast.Call]:
             out.append(current)
         todo.extend(c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr))
     return out
+
+
+def _atom_expr(node: ast.expr, atoms: frozenset[str] | set[str], shadowed: frozenset[str] | set[str]) -> bool:
+    """An expression whose value is an atom, told from the source alone: a constant, an f-string,
+    a builtin that makes one (``len(x)``, unless the module or function binds the name), ``not x``,
+    a name in *atoms*, arithmetic of those (an atom's operator with an atom makes one, or raises)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, _ATOM_CONSTANTS)
+    if isinstance(node, ast.JoinedStr) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in atoms
+    if isinstance(node, ast.UnaryOp):
+        return _atom_expr(node.operand, atoms, shadowed)
+    if isinstance(node, ast.BinOp):
+        return _atom_expr(node.left, atoms, shadowed) and _atom_expr(node.right, atoms, shadowed)
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ATOM_CALLS
+            and node.func.id not in shadowed)
+
+
+def _scope_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """The nodes of a function's own scope: not those of a nested function, class or comprehension."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo.extend([*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())])
+            if not isinstance(node, ast.ClassDef):
+                todo.extend([*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)])
+            continue
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def bound_names(body: list[ast.stmt], names: bool = True) -> set[str]:
+    """Every name a scope's own statements bind (a module's: what may shadow a builtin); not
+    *names*: those bound by other statements than an assignment, ``for``, ``with`` or ``del``."""
+    out: set[str] = set()
+    for node in _scope_nodes(body):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            if names:
+                out.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update("*" if a.name == "*" else (a.asname or a.name).partition(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            out.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            out.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            out.add(node.rest)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.update(node.names)
+    return out
+
+
+def atom_names(func: ast.FunctionDef | ast.AsyncFunctionDef, module: frozenset[str] | set[str]) -> frozenset[str]:
+    """The local names of *func* that only ever hold atoms: every binding of each is an atom's
+    (``i = 0``, ``n = len(x)``, ``i += 1``, ``for i in range(n)``, ``for i, x in enumerate(xs)``'s
+    ``i``). Flow-insensitive, so true at every statement; a name declared ``global`` or ``nonlocal``
+    here or in a nested scope, a parameter, or bound any other way is not one. *module*: the names
+    the module binds (a ``*`` import among them shadows every builtin)."""
+    if "*" in module:
+        return frozenset()
+    nodes = _scope_nodes(func.body)
+    local = bound_names(func.body)
+    shadowed = module | local
+    args = func.args
+    # Bound otherwise: a parameter, a name declared global or nonlocal (here or in a nested scope),
+    # a walrus's target (one in a comprehension binds here too).
+    other = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            other.update(node.names)
+        elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            other.add(node.target.id)
+    pairs: list[tuple[str, ast.expr]] = []  # (name, the expression bound to it)
+    handled: set[int] = set()
+    for node in nodes:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    pairs.append((target.id, node.value))
+                    handled.add(id(target))
+                elif (isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple)
+                      and len(target.elts) == len(node.value.elts)):
+                    for t, v in zip(target.elts, node.value.elts, strict=True):
+                        if isinstance(t, ast.Name):
+                            pairs.append((t.id, v))
+                            handled.add(id(t))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            pairs.append((node.target.id, ast.BinOp(ast.Name(node.target.id, ast.Load()), node.op, node.value)))
+            handled.add(id(node.target))
+        elif (isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name)
+              and node.iter.func.id not in shadowed):
+            counter = node.iter.func.id
+            if counter == "range" and isinstance(node.target, ast.Name):
+                pairs.append((node.target.id, ast.Constant(0)))
+                handled.add(id(node.target))
+            elif (counter == "enumerate" and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2
+                  and isinstance(node.target.elts[0], ast.Name)):
+                pairs.append((node.target.elts[0].id, ast.Constant(0)))
+                handled.add(id(node.target.elts[0]))
+    for node in nodes:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in handled:
+            other.add(node.id)
+    other |= bound_names(func.body, names=False)
+    # The greatest set whose every binding is an atom given the set itself (``i += 1`` needs i).
+    atomic = {name for name, _ in pairs} - other
+    while True:
+        bad = {name for name, value in pairs if name in atomic and not _atom_expr(value, atomic, shadowed)}
+        if not bad:
+            return frozenset(atomic)
+        atomic -= bad
 
 
 def _copied_from(call: ast.Call) -> ast.expr | None:
@@ -836,6 +974,7 @@ def mark(tree: ast.Module, base: int | None = None) -> ast.Module:
     """Rewrite *tree* in place. Nothing is added to the module's namespace: its first statement
     registers its sites' texts with the runtime (``@aliascheck.register(base, table)``), which binds no name."""
     marker = Marker(base if base is not None else next(_fresh) << _SITE_BITS)
+    marker.module_names = frozenset(bound_names(tree.body))
     marker.visit(tree)
     if marker.table:
         _register(tree, marker)

@@ -8,6 +8,7 @@ numpy, logging) or ``mylib``, a module installed outside the project (under a
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import textwrap
 from pathlib import Path
@@ -909,3 +910,103 @@ def test_a_kept_item_holding_only_new_tensors_is_new_all_the_way_down() -> None:
     held = torch.zeros(1)
     assert not boundary._fresh({"step": 1, "t": held})
     assert not boundary._fresh({"step": 1, "t": held[:]})
+
+
+def _atoms_of(source: str) -> frozenset[str]:
+    from aliascheck import rewrite
+
+    tree = ast.parse(textwrap.dedent(source))
+    func = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
+    return rewrite.atom_names(func, frozenset(rewrite.bound_names(tree.body)))
+
+
+def test_atom_names_are_those_every_binding_makes_an_atom() -> None:
+    """A name is told an atom from the source only when each of its bindings makes one: its keeps
+    then cost a set's truth alone; one other binding anywhere (a later line, a loop's next turn, a
+    walrus in a comprehension, a nested scope's nonlocal) and it is looked at as before."""
+    assert _atoms_of('''
+        def f(words, lib):
+            n = len(words)
+            total, label = 0, f"n={n}"
+            for i in range(n):
+                total += i * 2
+            for position, word in enumerate(words):
+                pass
+            flag = not words
+            x = 0
+            for _ in range(3):
+                x = lib.item()
+            y = 0
+            [(y := w) for w in words]
+            z = 0
+            def inner():
+                nonlocal z
+                z = lib
+            return x, y, z
+    ''') == {"n", "total", "label", "i", "position", "flag", "_"}
+    # A builtin the module or the function rebinds makes nothing known.
+    assert _atoms_of('''
+        len = lambda x: [x]
+        def f(words):
+            n = len(words)
+            for i in range(3):
+                pass
+            return n
+    ''') == {"i"}
+    assert _atoms_of('''
+        def f(words):
+            range = lambda n: [[]] * n
+            for i in range(3):
+                pass
+            return i
+    ''') == frozenset()
+    assert _atoms_of('''
+        from helpers import *
+        def f():
+            i = 0
+            return i
+    ''') == frozenset()
+
+
+def test_a_name_bound_to_an_atom_once_and_a_live_object_later_is_still_looked_at(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The index loop (an int kept per word) calls the runtime for nothing; the same keep of a name
+    that a later line rebinds to a library's object calls kept for that object."""
+    from aliascheck import boundary, rewrite
+
+    path = str(tmp_path / "atoms.py")
+    calls: list[Any] = []
+    real = boundary.kept
+    monkeypatch.setattr(boundary, "kept", lambda *a, **k: (calls.append(a[1]), real(*a, **k))[1])
+    monkeypatch.setattr(boundary, "_project", lambda file: file == path)
+    monkeypatch.setattr(boundary, "_files", {})
+    namespace: dict[str, Any] = {"__name__": "atoms"}
+    exec(rewrite.compile_marked(textwrap.dedent('''
+        def build_index(words):
+            index = {}
+            for position, word in enumerate(words):
+                entry = index.get(word)
+                if entry is None:
+                    entry = []
+                    index[word] = entry
+                entry.append(position)
+            return index
+
+        def keep_all(items):
+            out = []
+            for item in items:
+                x = 0
+                x = item
+                out.append(x)
+            return out
+    '''), path), namespace)
+    boundary.start(None)
+    try:
+        boundary.begin()
+        assert namespace["build_index"](["a", "b", "a"]) == {"a": [0, 2], "b": [1]}
+        assert calls == []
+        live = [bytearray(b"x")]
+        namespace["keep_all"](live)
+        assert any(c is live[0] for c in calls)
+    finally:
+        boundary.stop()
