@@ -953,8 +953,13 @@ def _copy_written(rec: Record, target: Any) -> None:
     """The project wrote into a part a copy shares with its source (rule *Copied*: :func:`aliascheck.judge.copied`)."""
     copy_ref, source_ref = rec.adopter
     copy = _above(copy_ref, target)
-    source = _above(source_ref, target)
-    if copy is None or source is None or not judge.copied(rec, _test.flagged, copy, source) or _ledger is None:
+    source = _above(source_ref, target) if copy is not None else None
+    if copy is None or source is None:
+        # Not (or no longer) a part the two share: they died and the id is another object's now, or
+        # it was taken out of one of them. Either way this record can judge no write into it.
+        _test.shared.pop(id(target), None)
+        return
+    if not judge.copied(rec, _test.flagged, copy, source) or _ledger is None:
         return
     copy_name = rec.label
     path = _path_of(copy, target) or rec.adopted[0][0]

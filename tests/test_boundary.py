@@ -1010,3 +1010,47 @@ def test_a_name_bound_to_an_atom_once_and_a_live_object_later_is_still_looked_at
         assert any(c is live[0] for c in calls)
     finally:
         boundary.stop()
+
+
+def test_a_dead_copys_parts_cost_one_look_each(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A shallow copy's shared parts are known by id; once the copy and its source died, a new object
+    at one of those ids is looked up once (the heap scan finds no copy above it) and forgotten, not
+    at every write into it: a linked ring built after 20 dropped copies took 2,260 heap scans."""
+    import gc
+
+    from aliascheck import boundary, rewrite
+
+    path = str(tmp_path / "copies.py")
+    monkeypatch.setattr(boundary, "_project", lambda file: file == path)
+    monkeypatch.setattr(boundary, "_files", {})
+    namespace: dict[str, Any] = {"__name__": "copies"}
+    exec(rewrite.compile_marked(textwrap.dedent('''
+        def copy_of(d):
+            x = d.copy()
+            return len(x)
+
+        def build_ring(n):
+            root = []
+            root[:] = [root, root, None, None]
+            for key in range(n):
+                last = root[0]
+                link = [last, root, key, [key]]
+                last[1] = link
+                root[0] = link
+            root[:] = []
+    '''), path), namespace)
+    scans: list[int] = []
+    real = gc.get_referrers
+    boundary.start(None)
+    try:
+        boundary.begin()
+        for _ in range(20):
+            namespace["copy_of"]({"a": [1], "b": [2]})
+        stale = len(boundary._test.shared)
+        assert stale > 0
+        monkeypatch.setattr(gc, "get_referrers", lambda *a: (scans.append(1), real(*a))[1])
+        for _ in range(20):
+            namespace["build_ring"](50)
+    finally:
+        boundary.stop()
+    assert len(scans) <= 4 * stale, (len(scans), stale)
