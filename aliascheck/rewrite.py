@@ -283,6 +283,10 @@ class Marker(ast.NodeTransformer):
         self.module_names: frozenset[str] = frozenset()  # what the module binds (a builtin shadowed)
         self.atoms: frozenset[str] = frozenset()  # the function's names that only ever hold atoms
         self.shadowed: frozenset[str] = frozenset()  # the names the module and the function bind
+        # Locals bound to a container the function just made and has not let out since (at the
+        # statement being marked): nothing can have recorded one, so no write into it is looked at.
+        self.private: frozenset[str] = frozenset()
+        self.closed: frozenset[str] | None = None  # never private in this function (None: none is)
 
     def temp(self) -> str:
         self.temps += 1
@@ -301,6 +305,8 @@ class Marker(ast.NodeTransformer):
         saved, saved_scope, self.given, self.scope = self.given, self.scope, {}, "function"
         saved_atoms, self.atoms = self.atoms, atom_names(node, self.module_names)
         saved_shadowed, self.shadowed = self.shadowed, self.module_names | bound_names(node.body)
+        saved_private, self.private = self.private, frozenset()
+        saved_closed, self.closed = self.closed, _closed_names(node)
         args = node.args
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
             self.given[arg.arg] = ("", -2)  # a parameter: the caller decides where it came from
@@ -311,6 +317,7 @@ class Marker(ast.NodeTransformer):
             return self.generic_visit(node)
         finally:
             self.given, self.scope, self.atoms, self.shadowed = saved, saved_scope, saved_atoms, saved_shadowed
+            self.private, self.closed = saved_private, saved_closed
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -371,6 +378,10 @@ class Marker(ast.NodeTransformer):
             self.given, self.atoms = saved, saved_atoms
         return node
 
+    def _private(self, node: ast.expr) -> bool:
+        """A local holding a container the function made and has not let out: nothing recorded it."""
+        return isinstance(node, ast.Name) and node.id in self.private
+
     def _atom(self, node: ast.expr) -> bool:
         """The value is an atom whenever the statement runs, told from the source (:func:`atom_names`)."""
         return _atom_expr(node, self.atoms, self.shadowed or self.module_names)
@@ -418,7 +429,16 @@ class Marker(ast.NodeTransformer):
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                 out: list[ast.stmt] = []
                 for stmt in value:
+                    if self.private:
+                        self.private = self.private - _let_out(stmt, self.private, self.shadowed) - bound_names(
+                            [stmt], names=False)
+                    made = (self.scope == "function" and self.closed is not None and isinstance(stmt, ast.Assign)
+                            and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                            and stmt.targets[0].id not in self.closed
+                            and _fresh_expr(stmt.value, self.atoms, self.shadowed))
+                    before = self.private
                     new = self.visit(stmt)
+                    self.private = before  # a container made in a nested block may not be the one here
                     if self.scope == "class" or not isinstance(new, ast.stmt):
                         out.append(new)  # type: ignore[arg-type]
                     elif isinstance(new, ast.ClassDef):
@@ -427,6 +447,8 @@ class Marker(ast.NodeTransformer):
                         out += [new, _guarded(new, _call_stmt("made_class", _name(new.name)))]
                     else:
                         out.extend(self._statement(new))
+                    if made:
+                        self.private = self.private | {stmt.targets[0].id}  # type: ignore[attr-defined]
                 setattr(node, field, out)
             elif isinstance(value, list):
                 for item in value:
@@ -476,10 +498,11 @@ class Marker(ast.NodeTransformer):
             site = self._site(_text(receiver), name, (_text(value), self._giver(value)))
             source = self._source(value)
             atom = self._atom(value)
+            private = self._private(receiver)
             func.value, keeper = st.catch(receiver)
             holder.args[index], kept, owner = self._value(st, value)
-            self._kept(st, keeper, kept, site, None, root, source, owner, atom)
-        elif _in_place(name):
+            self._kept(st, keeper, kept, site, None, root, source, owner, atom, private)
+        elif _in_place(name) and not self._private(receiver):
             func.value, target = st.catch(receiver)
             st.call("wrote", target, root, only=_either(_watched(target), _buffer(target)))
 
@@ -498,6 +521,9 @@ class Marker(ast.NodeTransformer):
         for target in targets:
             if isinstance(target, (ast.Attribute, ast.Subscript)):
                 root = _root(target.value)
+                private = self._private(target.value)
+                if private and isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
+                    continue
                 target.value, keeper = st.catch(target.value)
                 if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
                     st.call("wrote", keeper, root, only=_either(_watched(keeper), _buffer(keeper)))
@@ -506,7 +532,7 @@ class Marker(ast.NodeTransformer):
                                   (text, giver))
                 assert kept is not None
                 self._kept(st, keeper, kept, site, target.attr if isinstance(target, ast.Attribute) else None,
-                           root, source, owner, atom)
+                           root, source, owner, atom, private)
         if len(targets) != 1 or keeps:
             return
         target = targets[0]
@@ -533,13 +559,15 @@ class Marker(ast.NodeTransformer):
                 elt = elt.value
             if isinstance(elt, (ast.Tuple, ast.List)):
                 self._unpacked(st, elt)
-            elif isinstance(elt, (ast.Attribute, ast.Subscript)):
+            elif isinstance(elt, (ast.Attribute, ast.Subscript)) and not self._private(elt.value):
                 root = _root(elt.value)
                 elt.value, receiver = st.catch(elt.value)
                 st.call("wrote", receiver, root, only=_either(_watched(receiver), _buffer(receiver)))
 
     def _augmented(self, st: _Statement, stmt: ast.AugAssign) -> None:
         target = stmt.target
+        if isinstance(target, (ast.Subscript, ast.Attribute)) and self._private(target.value):
+            return  # a write into a container the function made and has not let out: nothing recorded it
         if isinstance(target, (ast.Subscript, ast.Attribute)):
             root = _root(target.value)
             target.value, receiver = st.catch(target.value)
@@ -559,7 +587,7 @@ class Marker(ast.NodeTransformer):
         return new, kept, owner
 
     def _kept(self, st: _Statement, keeper: ast.expr, value: ast.expr, site: int, attr: str | None,
-              root: ast.expr, source: int, owner: ast.expr, atom: bool = False) -> None:
+              root: ast.expr, source: int, owner: ast.expr, atom: bool = False, private: bool = False) -> None:
         """``runtime.kept(keeper, value, ...)``, called only when it could record or judge something.
 
         Not called for an atom kept into something nothing records, nor for a dict or list of atoms
@@ -568,11 +596,15 @@ class Marker(ast.NodeTransformer):
         last one here: a different object becomes the last (kept's own bookkeeping, for the types
         a ``_Last`` holds itself); the same one, a history of one object, calls kept.
         """
+        # A keeper the function made and has not let out is in no record: no write into it is looked at.
+        written = [] if private else [_watched(keeper)]
         only = _either(ast.BoolOp(ast.And(), [_not_atom(value), ast.UnaryOp(ast.Not(), _quiet(value, keeper))]),
-                       _watched(keeper))
+                       *written)
         if source == MADE:  # the project's own value: an array's memory, or a write into something recorded
-            only = _either(_buffer(value), _watched(keeper))
+            only = _either(_buffer(value), *written)
         if atom:  # an atom by the source: only a write into something recorded
+            if private:
+                return
             only = _watched(keeper)
         fast: tuple[ast.expr, list[ast.stmt]] | None = None
         if source >= 0 and not atom:
@@ -837,6 +869,82 @@ def atom_names(func: ast.FunctionDef | ast.AsyncFunctionDef, module: frozenset[s
         if not bad:
             return frozenset(atomic)
         atomic -= bad
+
+
+def _fresh_expr(node: ast.expr, atoms: frozenset[str], shadowed: frozenset[str]) -> bool:
+    """A new container the expression itself makes: a display, a comprehension, ``[0.0] * n``."""
+    if isinstance(node, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp)):
+        return True
+    return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
+            and (isinstance(node.left, ast.List) and _atom_expr(node.right, atoms, shadowed)
+                 or isinstance(node.right, ast.List) and _atom_expr(node.left, atoms, shadowed)))
+
+
+def _closed_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str] | None:
+    """Names a nested scope reads or binds, or a ``global``/``nonlocal`` declares, anywhere in *func*
+    (never private: a closure may let one out or bind it again); None when the function reaches its
+    own frame's names (``locals()``, ``vars()``, ``exec``, ``eval``)."""
+    out: set[str] = set()
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.update(node.names)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
+                "locals", "vars", "exec", "eval"):
+            return None
+    nested = [n for n in ast.walk(func) if n is not func and isinstance(
+        n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+            ast.DictComp, ast.GeneratorExp))]
+    for scope in nested:
+        out.update(n.id for n in ast.walk(scope) if isinstance(n, ast.Name))
+    return frozenset(out)
+
+
+_READS = frozenset({"len", "isinstance", "bool"})  # builtins that keep nothing of a container they are given
+
+
+def _let_out(stmt: ast.stmt, names: frozenset[str], shadowed: frozenset[str]) -> set[str]:
+    """The *names* the statement lets out or binds again: anything but a read of the container in
+    place (``x[k]``, ``x.method(...)``, ``len(x)``, ``k in x``, ``for v in x``, a test of its truth).
+    A use in a nested function, lambda or comprehension lets it out (a closure holds it)."""
+    parents: dict[int, ast.AST] = {}
+    out: set[str] = set()
+    for outer in ast.walk(stmt):
+        for child in ast.iter_child_nodes(outer):
+            parents[id(child)] = outer
+    for node in ast.walk(stmt):
+        if not isinstance(node, ast.Name) or node.id not in names:
+            continue
+        parent: ast.AST | None = parents.get(id(node))
+        if not isinstance(node.ctx, ast.Load):
+            out.add(node.id)
+            continue
+        scope: ast.AST | None = parent
+        while scope is not None and not isinstance(scope, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef,
+                                                           ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
+                                                           ast.GeneratorExp)):
+            scope = parents.get(id(scope))
+        if scope is not None:
+            out.add(node.id)
+        elif isinstance(parent, ast.Subscript) and parent.value is node:
+            pass
+        elif (isinstance(parent, ast.Attribute) and parent.value is node
+              and isinstance(parents.get(id(parent)), ast.Call) and parents[id(parent)].func is parent):  # type: ignore[attr-defined]
+            pass
+        elif (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in _READS
+              and parent.func.id not in shadowed and node in parent.args):
+            pass
+        elif isinstance(parent, ast.Compare) and node in parent.comparators and all(
+                isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops):
+            pass
+        elif isinstance(parent, (ast.For, ast.If, ast.While)) and node in (getattr(parent, "iter", None),
+                                                                          getattr(parent, "test", None)):
+            pass
+        elif isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not) or isinstance(parent, ast.BoolOp) and \
+                isinstance(parents.get(id(parent)), (ast.If, ast.While)):
+            pass
+        else:
+            out.add(node.id)
+    return out
 
 
 def _copied_from(call: ast.Call) -> ast.expr | None:
