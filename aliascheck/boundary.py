@@ -75,7 +75,7 @@ def register(base: int, table: tuple[tuple[str, str, Any], ...]) -> None:
 class _Keep:
     """Where a kept value sits: its keeper, and the key, index or name it is under."""
 
-    __slots__ = ("ref", "key", "how", "site", "epoch", "giver")
+    __slots__ = ("ref", "key", "how", "site", "epoch", "giver", "producer")
 
     def __init__(self, keeper: Any, key: Any, how: str, site: int) -> None:
         # Weak when it can be: a keep must not keep its keeper alive.
@@ -85,6 +85,9 @@ class _Keep:
         self.site = site
         self.epoch = 0  # the store's write clock at the keep: later writes by the project are its intent
         self.giver = ""  # what handed the value out: a library call, or the library calling a project callback
+        # The id of the code of the project's generator that yielded the value (None: none did). Its
+        # writes after the keep are its own intent, not the keeper's: for the keeper, a change.
+        self.producer: int | None = None
 
     @property
     def keeper(self) -> Any:
@@ -198,6 +201,7 @@ class _Test:
         self.seen: dict[int, _Last] = SEEN
         self.counts: dict[int, int] = {}
         self.written: dict[int, int] = {}  # id -> epoch of the project's last write
+        self.writers: dict[int, int] = {}  # id -> id of the code of the function that wrote it last
         self.epoch = 0
         self.shared: dict[int, Record] = {}  # id of a part a copy shares with its source -> the copy's record
         self.flagged: set[int] = set()  # sites already reported in this test
@@ -279,6 +283,8 @@ def wrote(target: Any, root: Any = None) -> None:
 def _written_by_project(target: Any, root: Any) -> None:
     t = _test
     t.written[id(target)] = t.epoch
+    frame = _project_frame()
+    t.writers[id(target)] = id(frame.f_code) if frame is not None else 0
     if t.shared:
         rec = t.shared.get(id(target))
         if rec is not None:
@@ -328,7 +334,8 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
     key: Any = attr
     if how == "item" and type(keeper) in _SEQUENCES:
         key = None  # found again by identity: an insert moves what follows
-    _keep(keeper, value, key, how, site, others, _made(source))
+    producer = PRODUCERS.get(source) if source >= 0 and source in FED else None
+    _keep(keeper, value, key, how, site, others, _made(source), producer)
 
 
 _PLAIN = (dict, list)
@@ -365,6 +372,7 @@ def _made(source: int) -> bool:
 
 MADE = -3  # a kept value's source when the project built it from its own parts (aliascheck.rewrite.MADE)
 FED: set[int] = set()  # loop sites whose iterable (at the loop's last start) is one of the project's own generators
+PRODUCERS: dict[int, int] = {}  # FED's loop site -> the id of its generator's code (the writer of what it yields)
 
 
 def loop(iterable: Any, site: int, _generator: type = types.GeneratorType) -> Any:
@@ -380,6 +388,7 @@ def loop(iterable: Any, site: int, _generator: type = types.GeneratorType) -> An
         # the program's own code (``__getattr__``), never run by aliascheck.
         if _on and _in_project(iterable.gi_code.co_filename):  # type: ignore[attr-defined]
             FED.add(site)
+            PRODUCERS[site] = id(iterable.gi_code)  # type: ignore[attr-defined]
         else:
             FED.discard(site)
     except Exception:
@@ -458,7 +467,8 @@ def copied(copy: Any, source: Any, site: int) -> None:
 # -- recording ---------------------------------------------------------------------
 
 
-def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, made: bool = False) -> None:
+def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, made: bool = False,
+          producer: int | None = None) -> None:
     """Record a keep worth judging. *others*: references besides the keeper's and the project's
     own name; *made*: the value came from the project's own code (its generator, its caller)."""
     t = _test
@@ -495,6 +505,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     keep = _Keep(keeper, key, how, site)
     keep.epoch = t.epoch
     keep.giver = _giver(site, value, _project_frame())
+    keep.producer = producer
     rec.adopter = keep
     t.records.append(rec)
     _watch(value)
@@ -683,17 +694,24 @@ def _materialised(root: Any, change: Change) -> bool:
 
 
 def _by_project(rec: Record, epoch: int) -> bool:
-    """The project itself wrote into the kept value after it was kept: its intent, not a finding."""
+    """The project itself wrote into the kept value after it was kept: its intent, not a finding.
+
+    Not the generator that yielded it (rule *Who wrote it, for whom*): its write after the keep is
+    its own intent for its own buffer; for the keeper, which holds it at the state it was yielded
+    in, it is a change (a reused buffer: every kept item is the last one)."""
     written = _test.written
     if not written:
         return False
+    producer = rec.adopter.producer if type(rec.adopter) is _Keep else None
+    writers = _test.writers
     from .probe import reachable
 
     try:
         parts = [rec.obj, *reachable(rec.obj, depth=4)]
     except Exception:
         parts = [rec.obj]
-    return any(written.get(id(p), -1) >= epoch for p in parts)
+    return any(written.get(id(p), -1) >= epoch and (producer is None or writers.get(id(p)) != producer)
+               for p in parts)
 
 
 def _judge_one(rec: Record, check: str, collect: Any = None) -> None:

@@ -115,7 +115,7 @@ def corpus_dir(given: str | Path | None) -> Path:
         path = Path(given)
         if not path.is_dir():
             raise CorpusError(f"--corpus {given}: no such directory")
-        return path
+        return path.resolve()  # the child processes that run the variants start elsewhere
     found = default_dir()
     if found is None:
         raise CorpusError("no corpus directory next to this aliascheck install: pass --corpus DIR "

@@ -1123,3 +1123,90 @@ def test_a_container_the_function_made_and_kept_in_is_not_looked_at_until_it_is_
     assert calls["let_out_first"] == ["kept", "wrote"]
     for name in ("passed", "closure", "rebound", "made_in_a_branch", "frame"):
         assert calls[name] == ["wrote"], name
+
+
+# -- who wrote it, for whom: the project's own generator ---------------------------------
+
+
+PROJECT_GENERATOR = """
+    import numpy as np
+
+    def frames(n):
+        buf = np.zeros(4)  # one block buffer, refilled and yielded again (acoular's result())
+        for i in range(n):
+            buf[:] = i
+            yield buf
+
+    def frames_copied(n):
+        buf = np.zeros(4)
+        for i in range(n):
+            buf[:] = i
+            yield buf.copy()
+
+    def rows(n):
+        row = {"i": 0}
+        for i in range(n):
+            row["i"] = i
+            yield row
+
+    def fresh_rows(n):
+        for i in range(n):
+            row = {"i": i, "tags": []}
+            yield row
+
+    CONFIG = {"rate": 2, "tags": ["a"]}
+
+    def with_config(n):
+        for _ in range(n):
+            yield CONFIG  # the same object each time, never written: a handle, not a history
+
+    def test_reused_block_collected():
+        blocks = []
+        for block in frames(4):
+            blocks.append(block)
+        assert len(blocks) == 4
+
+    def test_reused_dict_collected():
+        out = []
+        for row in rows(3):
+            out.append(row)
+        assert len(out) == 3
+
+    def test_copied_blocks_collected():
+        blocks = []
+        for block in frames_copied(4):
+            blocks.append(block)
+        assert [b[0] for b in blocks] == [0, 1, 2, 3]
+
+    def test_fresh_rows_collected():
+        out = []
+        for row in fresh_rows(3):
+            out.append(row)
+        assert [r["i"] for r in out] == [0, 1, 2]
+
+    def test_same_unchanged_object_collected():
+        out = []
+        for cfg in with_config(3):
+            out.append(cfg)
+        assert out[0] is out[2]
+
+    def test_the_keeper_writes_what_it_kept():
+        out = []
+        for row in fresh_rows(3):
+            out.append(row)
+            row["tags"].append("seen")  # the consumer's own write into its own item
+        assert out[2]["tags"] == ["seen"]
+"""
+
+
+def test_a_project_generators_reused_buffer_is_a_change_for_its_keeper(pytester: pytest.Pytester) -> None:
+    """Rule *who wrote it, for whom*: the generator's refill of the buffer it yielded is its own intent,
+    but the consumer holds that buffer at the state it was yielded in: for the consumer it is a change
+    (acoular/acoular#128: every collected block is the last). A generator that yields copies or new
+    objects, one that yields the same object and never writes it, and a consumer writing into its
+    own items stay clean."""
+    result = run(pytester, PROJECT_GENERATOR)
+    assert flagged(result) == {"test_reused_block_collected", "test_reused_dict_collected"}
+    result.stdout.fnmatch_lines([
+        "*blocks holds one live ndarray 4 times (handed out by frames(4), yielded), changed after it was kept*"])
+    result.stdout.fnmatch_lines(["*out holds one live dict 3 times (handed out by rows(3), yielded)*"])

@@ -121,6 +121,13 @@ def test_run_prints_a_table_and_exits_0_when_every_verdict_matches(small: Path) 
     assert "corpus: [2/2] box" in proc.stderr  # progress goes to stderr
 
 
+def test_a_relative_corpus_directory_is_the_callers(small: Path) -> None:
+    """``--corpus DIR`` relative to where the user runs it: the child processes start elsewhere."""
+    proc = cli("run", "--corpus", small.name, cwd=small.parent)
+    assert proc.returncode == ExitCode.OK, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "corpus: 2 variants: 2 ok"
+
+
 def test_run_json_has_the_documented_schema(small: Path) -> None:
     proc = cli("run", "--corpus", str(small), "--format", "json")
     data = json.loads(proc.stdout)
