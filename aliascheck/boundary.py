@@ -21,6 +21,7 @@ the reports go through the one producer, :meth:`aliascheck.ledger.Ledger.report`
 from __future__ import annotations
 
 import collections
+import dis
 import gc
 import itertools
 import re
@@ -202,6 +203,9 @@ class _Test:
         self.counts: dict[int, int] = {}
         self.written: dict[int, int] = {}  # id -> epoch of the project's last write
         self.writers: dict[int, int] = {}  # id -> id of the code of the function that wrote it last
+        # id of an array or tensor a project generator yielded -> (the generator's code id, the
+        # write clock at that yield, looks left): a refill before the next yield is then seen.
+        self.yields: dict[int, tuple[int, int, int]] = {}
         self.epoch = 0
         self.shared: dict[int, Record] = {}  # id of a part a copy shares with its source -> the copy's record
         self.flagged: set[int] = set()  # sites already reported in this test
@@ -394,6 +398,72 @@ def loop(iterable: Any, site: int, _generator: type = types.GeneratorType) -> An
     except Exception:
         FED.discard(site)
     return iterable
+
+
+# What may hold a yielded buffer for a consumer: a library's list under construction (list(gen),
+# a comprehension), the consumer's own collection.
+_HOLDERS = (list, dict, set, tuple, collections.deque)
+
+
+def yielded(value: Any, site: int) -> None:
+    """The project's generator is about to ``yield value`` (an array or tensor, :func:`aliascheck.
+    rewrite.Marker._yield`). Rule *who wrote it, for whom*: if the generator wrote into this very
+    buffer since it last yielded it, whoever kept an earlier item holds it at a state the generator
+    has since replaced. Told by reference count, no walk: against the count at its first yield,
+    one more reference is the consumer's loop variable (``for x in gen``, holding the last item
+    until the next arrives); two or more are keepers (``list(gen)`` under construction, the
+    consumer's list). A finding names the holder (one heap scan) and is blamed at the yield."""
+    if not _on or guard.busy():
+        return
+    t = _test
+    producer = sys._getframe(1)
+    code = id(producer.f_code)
+    key = id(value)
+    refs = sys.getrefcount(value)
+    state = t.yields.get(key)
+    t.epoch += 1
+    if state is None or state[0] != code:
+        t.yields[key] = (code, t.epoch, refs)
+        WATCHED.add(key)  # the generator's own writes into it are told from now on
+        return
+    _, epoch, baseline = state
+    t.yields[key] = (code, t.epoch, baseline)
+    refilled = t.written.get(key, -1) >= epoch and t.writers.get(key) == code
+    if not refilled or refs - baseline < 2 or site in t.flagged or _ledger is None:
+        return
+    if _marked_loop(producer.f_back):
+        return  # a loop of the project's consumes it: its keeps are judged where they are (rule Kept)
+    holders = [r for r in gc.get_referrers(value) if type(r) in _HOLDERS]
+    if not holders:
+        return
+    t.flagged.add(site)
+    holder = max(holders, key=lambda h: sum(1 for v in (h.values() if type(h) is dict else h) if v is value))
+    count = sum(1 for v in (holder.values() if type(holder) is dict else holder) if v is value)
+    name = _sites[site][0]
+    function = _extras.get(site) or "a generator"
+    what = _type_name(value).rpartition(".")[2]
+    where = capture(2)
+    change = Change("[*]", "", "", "changed", f"refilled by {function}() after it was yielded, then yielded again")
+    _ledger.report("kept", [change], owner=_type_name(value), label=f"a {type(holder).__name__}",
+                   check="yield", site=where.site, stack=where.stack, thread=threading.current_thread().name,
+                   hint=f"yield a copy: yield {name}.copy()", origin=_line(where),
+                   shares=(f"one live {what} {count} times" if count > 1 else f"a live {what}")
+                   + f" (yielded by {function}())")
+
+
+_FOR_ITER = dis.opmap["FOR_ITER"]
+_COMPREHENSIONS = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
+
+
+def _marked_loop(consumer: Any) -> bool:
+    """The frame that resumed a generator is a ``for`` loop of the project's marked code (not a
+    comprehension, not a call such as ``list(gen)``, whose frame's last instruction is the call)."""
+    try:
+        code = consumer.f_code
+        return (code.co_name not in _COMPREHENSIONS and code.co_code[consumer.f_lasti] == _FOR_ITER
+                and _in_project(code.co_filename))
+    except Exception:
+        return False
 
 
 def through(result: Any, keeper: Any, value: Any, site: int, root: Any = None, source: int = -1) -> Any:

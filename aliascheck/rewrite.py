@@ -287,6 +287,7 @@ class Marker(ast.NodeTransformer):
         # statement being marked): nothing can have recorded one, so no write into it is looked at.
         self.private: frozenset[str] = frozenset()
         self.closed: frozenset[str] | None = None  # never private in this function (None: none is)
+        self.function = ""  # the name of the function being marked
 
     def temp(self) -> str:
         self.temps += 1
@@ -303,6 +304,7 @@ class Marker(ast.NodeTransformer):
         method = self.scope == "class" and not any(
             isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
         saved, saved_scope, self.given, self.scope = self.given, self.scope, {}, "function"
+        saved_function, self.function = self.function, node.name
         saved_atoms, self.atoms = self.atoms, atom_names(node, self.module_names)
         saved_shadowed, self.shadowed = self.shadowed, self.module_names | bound_names(node.body)
         saved_private, self.private = self.private, frozenset()
@@ -317,7 +319,7 @@ class Marker(ast.NodeTransformer):
             return self.generic_visit(node)
         finally:
             self.given, self.scope, self.atoms, self.shadowed = saved, saved_scope, saved_atoms, saved_shadowed
-            self.private, self.closed = saved_private, saved_closed
+            self.private, self.closed, self.function = saved_private, saved_closed, saved_function
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -478,7 +480,22 @@ class Marker(ast.NodeTransformer):
         out = st.emit(stmt)
         if passes is not None:
             out.insert(0, passes[0])
+        yielded = self._yield(stmt)
+        if yielded is not None:
+            out.insert(0, yielded)
         return out
+
+    def _yield(self, stmt: ast.stmt) -> ast.stmt | None:
+        """``yield name`` of an array or tensor in the project's generator: told to the runtime just
+        before it is handed out (a name, read again, runs nothing), so that a refill of the same
+        buffer before its next yield is seen while a consumer still holds the last one."""
+        if not (self.scope == "function" and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield)
+                and isinstance(stmt.value.value, ast.Name) and not stmt.value.value.id.startswith("@")):
+            return None
+        name = stmt.value.value.id
+        site = self._site(name, "yield", self.function)
+        return _guarded(stmt, _call_stmt("yielded", _name(name), ast.Constant(site)),
+                        test=_template("TYPE(X) in BUFFERS", X=_name(name)))
 
     def _method(self, st: _Statement, call: ast.Call) -> None:
         holder: Any = call

@@ -1196,17 +1196,45 @@ PROJECT_GENERATOR = """
             out.append(row)
             row["tags"].append("seen")  # the consumer's own write into its own item
         assert out[2]["tags"] == ["seen"]
+
+    def test_reused_block_listed():
+        assert len(list(frames(3))) == 3  # list() is the keeper: library code
+
+    def test_reused_block_in_a_comprehension():
+        assert len([b for b in frames(3)]) == 3
+
+    def test_reused_block_zipped():
+        assert len(list(zip(range(3), frames(3)))) == 3
+
+    def test_copied_blocks_listed():
+        assert [b[0] for b in [b.copy() for b in frames(3)]] == [0, 1, 2]
+
+    def test_reused_block_summed_in_a_loop():
+        total = 0.0
+        for b in frames(5):  # the loop variable holds the last block until the next: no keeper
+            total += b[0]
+        assert total == 10.0
+
+    def test_two_blocks_unpacked():
+        a, b = frames(2)  # two items: the second yield cannot tell a keeper from the unpacking
+        assert a is b
 """
 
 
 def test_a_project_generators_reused_buffer_is_a_change_for_its_keeper(pytester: pytest.Pytester) -> None:
     """Rule *who wrote it, for whom*: the generator's refill of the buffer it yielded is its own intent,
     but the consumer holds that buffer at the state it was yielded in: for the consumer it is a change
-    (acoular/acoular#128: every collected block is the last). A generator that yields copies or new
-    objects, one that yields the same object and never writes it, and a consumer writing into its
-    own items stay clean."""
+    (acoular/acoular#128: every collected block is the last), whether the consumer is the project's
+    loop or library code (``list()``, a comprehension, ``zip``). A generator that yields copies or
+    new objects, one that yields the same object and never writes it, a consumer writing into its
+    own items and a loop that only reads each block stay clean."""
     result = run(pytester, PROJECT_GENERATOR)
-    assert flagged(result) == {"test_reused_block_collected", "test_reused_dict_collected"}
+    assert flagged(result) == {"test_reused_block_collected", "test_reused_dict_collected", "test_reused_block_listed",
+                               "test_reused_block_in_a_comprehension", "test_reused_block_zipped"}
     result.stdout.fnmatch_lines([
         "*blocks holds one live ndarray 4 times (handed out by frames(4), yielded), changed after it was kept*"])
     result.stdout.fnmatch_lines(["*out holds one live dict 3 times (handed out by rows(3), yielded)*"])
+    result.stdout.fnmatch_lines([
+        "*a list holds one live ndarray 2 times (yielded by frames()), changed after it was kept: [[]*[]]: refilled by "
+        "frames() after it was yielded, then yielded again*",
+        "*yield a copy: yield buf.copy()*"], consecutive=False)

@@ -17,9 +17,7 @@ class PointSource:
 
 
 signal = np.arange(12, dtype=float)
-blocks = []
-for block in PointSource(signal).result(4):
-    blocks.append(block)  # collects the generator's buffer itself, three times
+blocks = list(PointSource(signal).result(4))  # "casting the generator to a list" (acoular#159)
 
 print("first samples:", [b[0] for b in blocks])
 assert [b[0] for b in blocks] == [8.0, 8.0, 8.0], "the bug did not reproduce"

@@ -17,9 +17,7 @@ class PointSource:
 
 
 signal = np.arange(12, dtype=float)
-blocks = []
-for block in PointSource(signal).result(4):
-    blocks.append(block)
+blocks = list(PointSource(signal).result(4))
 
 print("first samples:", [b[0] for b in blocks])
 assert [b[0] for b in blocks] == [0.0, 4.0, 8.0]
