@@ -424,9 +424,12 @@ def for_over(obj: Dynamic) -> list[object]:
 
 def for_over_generator() -> list[object]:
     def gen():
-        buf: list[int] = []
-        for i in range(3):
-            buf.append(i)
+        # One list, filled first and yielded three times as it is: the loop's items are that very
+        # object. (Filled between yields, every kept item would be the last: a reused buffer, which
+        # --aliascheck reports; tests/test_boundary.py has that twin.)
+        buf: list[int] = [0, 1]
+        buf.append(2)
+        for _ in range(3):
             yield buf
 
     out: list[object] = []
