@@ -70,6 +70,8 @@ _DISPLAYS = (ast.List, ast.Dict, ast.Set, ast.Tuple)
 # Builtins whose result is an atom whatever they are given (C makes it: an int, a bool, a str).
 _ATOM_CALLS = frozenset({"len", "id", "hash", "isinstance", "issubclass", "callable", "ord", "chr", "bool"})
 _ATOM_CONSTANTS = (int, float, complex, str, bytes, bool, type(None))
+# What ``name = ...`` binds to a call's result (the call, or a comprehension's list of what a call hands out).
+_BOUND = (ast.Call, ast.ListComp, ast.SetComp, ast.DictComp)
 _ITERATORS = frozenset({"range", "enumerate", "zip", "reversed", "sorted"})  # builtins a for loop may iterate
 _TAKES = frozenset({"pop", "get", "popleft", "popitem", "setdefault"})  # what hands back a container's own item
 STATE_NAMES = frozenset(STATE_METHODS)
@@ -553,7 +555,7 @@ class Marker(ast.NodeTransformer):
         if len(targets) != 1 or keeps:
             return
         target = targets[0]
-        if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Call) and not self._made(stmt.value):
+        if isinstance(target, ast.Name) and isinstance(stmt.value, _BOUND) and not self._made(stmt.value):
             self.given[target.id] = (text, -1)
             self._bound(st, target, stmt.value)
         elif isinstance(target, ast.Name):
@@ -564,7 +566,7 @@ class Marker(ast.NodeTransformer):
             for t, v, own in zip(target.elts, stmt.value.elts, made, strict=True):
                 if isinstance(t, ast.Name):
                     self.given[t.id] = (_text(v), MADE if own else -1)
-                    if isinstance(v, ast.Call) and not own:
+                    if isinstance(v, _BOUND) and not own:
                         self._bound(st, t, v)
         if isinstance(target, (ast.Tuple, ast.List)):
             self._unpacked(st, target)
@@ -634,9 +636,16 @@ class Marker(ast.NodeTransformer):
         st.call("kept", keeper, value, ast.Constant(site), ast.Constant(True), ast.Constant(attr), root,
                 ast.Constant(source), owner, only=only, fast=fast)
 
-    def _bound(self, st: _Statement, target: ast.Name, call: ast.Call) -> None:
-        """``name = call(...)``: the name is read again after the statement (a name runs no code)."""
+    def _bound(self, st: _Statement, target: ast.Name, call: ast.expr) -> None:
+        """``name = call(...)`` or ``name = [p for p in call(...)]``: the name is read again after the
+        statement (a name runs no code)."""
         if target.id.startswith("@") or self._atom(call):
+            return
+        if not isinstance(call, ast.Call):  # a comprehension: the list a call(...) builds, the same
+            site = self._site(target.id, "name", _text(call))
+            iterable = call.generators[0].iter  # type: ignore[attr-defined]
+            st.call("bound", _name(target.id), ast.Constant(site), ast.Constant(_text(iterable)),
+                    only=_template("TYPE(X) not in UNBOUND", X=_name(target.id)))
             return
         func = call.func
         source = _copied_from(call)

@@ -162,6 +162,30 @@ LIBRARY_TO_PROJECT = """
             best = list(model.parameters())
         assert len(best) == 2
 
+    def test_best_parameters_in_a_comprehension_and_a_tuple_target():
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        best_loss, best = float("inf"), None
+        for epoch in range(3):
+            opt.zero_grad()
+            loss = model(torch.randn(4, 3)).pow(2).mean()
+            loss.backward()
+            opt.step()
+            best_loss, best = loss.item(), [p for p in model.parameters()]
+        assert len(best) == 2
+
+    def test_best_parameters_cloned_in_a_comprehension():
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        best_loss, best = float("inf"), None
+        for epoch in range(3):
+            opt.zero_grad()
+            loss = model(torch.randn(4, 3)).pow(2).mean()
+            loss.backward()
+            opt.step()
+            best_loss, best = loss.item(), [p.detach().clone() for p in model.parameters()]
+        assert len(best) == 2
+
     def test_best_parameters_cloned():
         model = torch.nn.Linear(3, 1)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -204,6 +228,7 @@ LIBRARY_TO_PROJECT = """
 def test_library_to_project(pytester: pytest.Pytester, lib: None) -> None:
     result = run(pytester, LIBRARY_TO_PROJECT)
     assert flagged(result) == {"test_hook_keeps_output_then_inplace_relu", "test_best_parameters_kept_live",
+                               "test_best_parameters_in_a_comprehension_and_a_tuple_target",
                                "test_generator_reused_buffer_collected", "test_callback_keeps_the_solvers_live_list"}
     result.stdout.fnmatch_lines([
         "*acts holds 3 live Tensors (handed out by torch.nn.modules.module.Module._call_impl (callback argument)),"
@@ -215,6 +240,8 @@ def test_library_to_project(pytester: pytest.Pytester, lib: None) -> None:
         "*keep a copy: best = [[]t.detach().clone() for t in list(model.parameters())]*",
     ], consecutive=False)
     result.stdout.fnmatch_lines(["*items holds one live list 4 times (handed out by mylib.numbers(4), yielded)*"])
+    result.stdout.fnmatch_lines([
+        "*best holds a live list (handed out by [[]p for p in model.parameters()[]]), changed after it was kept*"])
     result.stdout.fnmatch_lines([
         "*history holds one live list 5 times (handed out by mylib.solve (callback argument)), changed after it "
         "was kept: history[[]0]*",
