@@ -491,10 +491,11 @@ class Marker(ast.NodeTransformer):
         """``yield name`` of an array or tensor in the project's generator: told to the runtime just
         before it is handed out (a name, read again, runs nothing), so that a refill of the same
         buffer before its next yield is seen while a consumer still holds the last one."""
-        if not (self.scope == "function" and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield)
-                and isinstance(stmt.value.value, ast.Name) and not stmt.value.value.id.startswith("@")):
-            return None
-        name = stmt.value.value.id
+        value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+        if not (self.scope == "function" and isinstance(value, ast.Yield) and isinstance(value.value, ast.Name)
+                and not value.value.id.startswith("@")):
+            return None  # ``yield name`` or ``got = yield name`` (send's answer bound after it)
+        name = value.value.id
         site = self._site(name, "yield", self.function)
         return _guarded(stmt, _call_stmt("yielded", _name(name), ast.Constant(site)),
                         test=_template("TYPE(X) in BUFFERS", X=_name(name)))

@@ -718,3 +718,26 @@ def traced_shapes(obj: Counted, d: LoggingMap) -> int:
     obj.p += 1
     y = d.copy()
     return len(y)
+
+
+def yields_a_buffer(sent: list[object]) -> tuple[list[object], list[int], list[str]]:
+    """A generator that yields one numpy array by name (the marking tells the runtime before each
+    yield), is sent values, and is read between yields: what it yields, its lines, its locals."""
+    import numpy as np
+
+    def gen():
+        buf = np.zeros(2)
+        for i in range(3):
+            got = yield buf
+            sent.append(got)
+            buf = buf + i  # a new array each turn: nothing to report
+
+    g = gen()
+    out = [next(g)]
+    lines = [g.gi_frame.f_lineno - g.gi_code.co_firstlineno]
+    names = sorted(g.gi_frame.f_locals)
+    for value in ("a", "b"):
+        out.append(g.send(value))
+        lines.append(g.gi_frame.f_lineno - g.gi_code.co_firstlineno)
+    g.close()
+    return out, lines, names

@@ -126,6 +126,15 @@ def test_for_loop_over_project_generator() -> None:
     assert len(out) == 3 and out[0] is out[1] is out[2] and out[0] == [0, 1, 2]
 
 
+def test_yield_of_a_buffer() -> None:
+    sent: list[object] = []
+    out, lines, names = p.yields_a_buffer(sent)
+    assert sent == ["a", "b"]
+    assert [float(a[0]) for a in out] == [0.0, 0.0, 1.0]
+    assert lines == [3, 3, 3]  # suspended at the yield's own line each time
+    assert names == ["buf", "i", "np", "sent"]  # its own and its free names: no temporary
+
+
 def test_with_target() -> None:
     assert p.with_target() == ["a"]
     assert p.LOG == ["enter a", "body ['a']", "exit a"]
