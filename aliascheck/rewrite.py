@@ -37,7 +37,7 @@ import itertools
 import os
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -307,10 +307,12 @@ class Marker(ast.NodeTransformer):
             isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
         saved, saved_scope, self.given, self.scope = self.given, self.scope, {}, "function"
         saved_function, self.function = self.function, node.name
-        saved_atoms, self.atoms = self.atoms, atom_names(node, self.module_names)
-        saved_shadowed, self.shadowed = self.shadowed, self.module_names | bound_names(node.body)
+        nodes = _scope_nodes(node.body)  # walked once each: the analyses below read them
+        everything = list(ast.walk(node))
+        saved_atoms, self.atoms = self.atoms, atom_names(node, self.module_names, nodes, everything)
+        saved_shadowed, self.shadowed = self.shadowed, self.module_names | _binders(nodes)
         saved_private, self.private = self.private, frozenset()
-        saved_closed, self.closed = self.closed, _closed_names(node)
+        saved_closed, self.closed = self.closed, _closed_names(everything, nodes)
         args = node.args
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
             self.given[arg.arg] = ("", -2)  # a parameter: the caller decides where it came from
@@ -434,8 +436,7 @@ class Marker(ast.NodeTransformer):
                 out: list[ast.stmt] = []
                 for stmt in value:
                     if self.private:
-                        self.private = self.private - _let_out(stmt, self.private, self.shadowed) - bound_names(
-                            [stmt], names=False)
+                        self.private = self.private - _let_out(stmt, self.private, self.shadowed)
                     made = (self.scope == "function" and self.closed is not None and isinstance(stmt, ast.Assign)
                             and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                             and stmt.targets[0].id not in self.closed
@@ -814,11 +815,22 @@ def _scope_nodes(body: list[ast.stmt]) -> list[ast.AST]:
     return out
 
 
+_BINDING = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
+                      ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping, ast.Global, ast.Nonlocal})
+
+
 def bound_names(body: list[ast.stmt], names: bool = True) -> set[str]:
     """Every name a scope's own statements bind (a module's: what may shadow a builtin); not
     *names*: those bound by other statements than an assignment, ``for``, ``with`` or ``del``."""
+    return _binders(_scope_nodes(body), names)
+
+
+def _binders(nodes: Iterable[ast.AST], names: bool = True) -> set[str]:
+    """:func:`bound_names` of a scope's nodes, walked once by the caller."""
     out: set[str] = set()
-    for node in _scope_nodes(body):
+    for node in nodes:
+        if type(node) not in _BINDING:
+            continue
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             if names:
                 out.add(node.id)
@@ -837,7 +849,8 @@ def bound_names(body: list[ast.stmt], names: bool = True) -> set[str]:
     return out
 
 
-def atom_names(func: ast.FunctionDef | ast.AsyncFunctionDef, module: frozenset[str] | set[str]) -> frozenset[str]:
+def atom_names(func: ast.FunctionDef | ast.AsyncFunctionDef, module: frozenset[str] | set[str],
+               nodes: list[ast.AST] | None = None, everything: list[ast.AST] | None = None) -> frozenset[str]:
     """The local names of *func* that only ever hold atoms: every binding of each is an atom's
     (``i = 0``, ``n = len(x)``, ``i += 1``, ``for i in range(n)``, ``for i, x in enumerate(xs)``'s
     ``i``). Flow-insensitive, so true at every statement; a name declared ``global`` or ``nonlocal``
@@ -845,14 +858,15 @@ def atom_names(func: ast.FunctionDef | ast.AsyncFunctionDef, module: frozenset[s
     the module binds (a ``*`` import among them shadows every builtin)."""
     if "*" in module:
         return frozenset()
-    nodes = _scope_nodes(func.body)
-    local = bound_names(func.body)
+    if nodes is None:
+        nodes = _scope_nodes(func.body)
+    local = _binders(nodes)
     shadowed = module | local
     args = func.args
     # Bound otherwise: a parameter, a name declared global or nonlocal (here or in a nested scope),
     # a walrus's target (one in a comprehension binds here too).
     other = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
-    for node in ast.walk(func):
+    for node in everything if everything is not None else ast.walk(func):
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             other.update(node.names)
         elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
@@ -888,7 +902,7 @@ def atom_names(func: ast.FunctionDef | ast.AsyncFunctionDef, module: frozenset[s
     for node in nodes:
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in handled:
             other.add(node.id)
-    other |= bound_names(func.body, names=False)
+    other |= _binders(nodes, names=False)
     # The greatest set whose every binding is an atom given the set itself (``i += 1`` needs i).
     atomic = {name for name, _ in pairs} - other
     while True:
@@ -907,22 +921,22 @@ def _fresh_expr(node: ast.expr, atoms: frozenset[str], shadowed: frozenset[str])
                  or isinstance(node.right, ast.List) and _atom_expr(node.left, atoms, shadowed)))
 
 
-def _closed_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str] | None:
-    """Names a nested scope reads or binds, or a ``global``/``nonlocal`` declares, anywhere in *func*
-    (never private: a closure may let one out or bind it again); None when the function reaches its
-    own frame's names (``locals()``, ``vars()``, ``exec``, ``eval``)."""
+def _closed_names(everything: list[ast.AST], own: list[ast.AST]) -> frozenset[str] | None:
+    """Names a nested scope reads or binds, or a ``global``/``nonlocal`` declares, anywhere in a
+    function (never private: a closure may let one out or bind it again); None when the function
+    reaches its own frame's names (``locals()``, ``vars()``, ``exec``, ``eval``). *everything*: the
+    function's nodes, nested scopes included; *own*: its own scope's (:func:`_scope_nodes`)."""
+    mine = set(map(id, own))
     out: set[str] = set()
-    for node in ast.walk(func):
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
+    for node in everything:
+        if type(node) is ast.Name:
+            if id(node) not in mine:
+                out.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
             out.update(node.names)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
                 "locals", "vars", "exec", "eval"):
             return None
-    nested = [n for n in ast.walk(func) if n is not func and isinstance(
-        n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
-            ast.DictComp, ast.GeneratorExp))]
-    for scope in nested:
-        out.update(n.id for n in ast.walk(scope) if isinstance(n, ast.Name))
     return frozenset(out)
 
 
@@ -933,14 +947,16 @@ def _let_out(stmt: ast.stmt, names: frozenset[str], shadowed: frozenset[str]) ->
     """The *names* the statement lets out or binds again: anything but a read of the container in
     place (``x[k]``, ``x.method(...)``, ``len(x)``, ``k in x``, ``for v in x``, a test of its truth).
     A use in a nested function, lambda or comprehension lets it out (a closure holds it)."""
+    nodes = list(ast.walk(stmt))
+    found = [n for n in nodes if type(n) is ast.Name and n.id in names]
+    out = _binders(nodes, names=False) & names  # bound by a def, an import, an except ...
+    if not found:
+        return out
     parents: dict[int, ast.AST] = {}
-    out: set[str] = set()
-    for outer in ast.walk(stmt):
+    for outer in nodes:
         for child in ast.iter_child_nodes(outer):
             parents[id(child)] = outer
-    for node in ast.walk(stmt):
-        if not isinstance(node, ast.Name) or node.id not in names:
-            continue
+    for node in found:
         parent: ast.AST | None = parents.get(id(node))
         if not isinstance(node.ctx, ast.Load):
             out.add(node.id)
