@@ -64,12 +64,11 @@ from aliascheck.records import Record
 from aliascheck.shadow import qualname_of
 
 REQUIRES = None
-MAX_KEYS = 4096  # stored-value decisions kept per cache (hashes, not the arguments)
+MAX_KEYS = 4096  # stored-value decisions kept per cache (ids of the values, not the arguments)
 HIT_CHECK_BYTES = 16 * 1024  # a value whose fingerprint is larger is checked at teardown only, not per hit
 
 _LRU_TYPE = type(functools.lru_cache(lambda: None))  # functools._lru_cache_wrapper
 _CACHED_PROPERTY: type = getattr(functools.cached_property, "__aliascheck_original__", functools.cached_property)
-_KWARGS = object()  # separates positional from keyword arguments in a key, as lru_cache does
 _repr = reprlib.Repr()
 _repr.maxstring, _repr.maxother, _repr.maxlist, _repr.maxdict = 40, 40, 4, 4
 
@@ -97,6 +96,15 @@ def _where(fn: Any) -> str:
         return ""
     name = f"{getattr(fn, '__module__', '') or ''}.{getattr(fn, '__qualname__', '?')}".lstrip(".")
     return f"{sites._short(code.co_filename)}:{sites._return_line(code)} in {name}"
+
+
+def _shown(arg: Any) -> str:
+    """An argument in a report: an atom's own repr (a builtin's, bounded), else its type's name:
+    an object's ``__repr__`` is the program's code, which the program did not call here."""
+    if type(arg) in mutability.ATOMS or (type(arg) in (tuple, frozenset)
+                                          and mutability.ATOMS.issuperset(map(type, arg))):
+        return _repr.repr(arg)
+    return f"<{type(arg).__qualname__}>"
 
 
 # -- one ledger's records for the running test --------------------------------------
@@ -133,29 +141,32 @@ def _for(led: Any) -> _Table:
 
 # -- lru_cache and cache ---------------------------------------------------------------
 class _Cache:
-    """One watched cache: which of its stored values are judged (by key hash -> id of the value)."""
+    """One watched cache: which of its stored values are judged, by id.
+
+    Every value enters the cache through a miss (:meth:`stored` decides it then), so an id met again
+    at a hit is that value or a later one decided anew: the arguments are never hashed again (the
+    cache hashed them once; a second ``__hash__`` would be aliascheck's call, not the program's)."""
 
     def __init__(self, cached: Any, fn: Any, kind: str) -> None:
         self.cached, self.fn = cached, fn
         self.name = f"{getattr(fn, '__module__', '') or ''}.{getattr(fn, '__qualname__', '?')}".lstrip(".")
         self.owner = f"{self.name} ({kind})"
         self.origin = _where(fn)
-        self.judged: dict[int, int] = {}
+        self.judged: dict[int, None] = {}  # ids of judged values, oldest first
         self.lock = threading.Lock()
 
-    def stored(self, args: tuple, kwargs: dict, value: Any) -> None:
-        """The cache just made *value* for these arguments: a result is judged, a store is not."""
-        key = hash((*args, _KWARGS, *kwargs.items()) if kwargs else args)
+    def stored(self, value: Any) -> None:
+        """The cache just made *value*: a result is judged, a store is not."""
+        key = id(value)
         with self.lock:
             self.judged.pop(key, None)
             if mutability.plain_data(value) and not judge.is_store(value):
                 if len(self.judged) >= MAX_KEYS:
                     self.judged.pop(next(iter(self.judged)))
-                self.judged[key] = id(value)
+                self.judged[key] = None
 
     def handed_out(self, led: Any, args: tuple, kwargs: dict, value: Any) -> None:
-        key = hash((*args, _KWARGS, *kwargs.items()) if kwargs else args)
-        if self.judged.get(key) != id(value):
+        if id(value) not in self.judged:
             return
         table = _for(led)
         rec = table.records.get(id(value))
@@ -178,7 +189,7 @@ class _Cache:
             rec.where = sites.capture()  # unchanged: the next edit follows this hand-out
 
     def label(self, args: tuple, kwargs: dict) -> str:
-        shown = [_repr.repr(a) for a in args] + [f"{k}={_repr.repr(v)}" for k, v in kwargs.items()]
+        shown = [_shown(a) for a in args] + [f"{k}={_shown(v)}" for k, v in kwargs.items()]
         return f"{self.name.rpartition('.')[2]}({', '.join(shown)})"
 
 
@@ -197,7 +208,7 @@ def _watched(cached: Any, fn: Any, kind: str, hooked: bool) -> Any:
         if not judge.constant(result):
             try:
                 if misses >= 0 and info().misses != misses:
-                    cache.stored(args, kwargs, result)
+                    cache.stored(result)
                 cache.handed_out(led, args, kwargs, result)
             except Exception:  # pragma: no cover - aliascheck's own failure must not reach the caller
                 pass
@@ -218,7 +229,7 @@ def _computing(fn: Any, holder: list[_Cache]) -> Any:
         result = fn(*args, **kwargs)
         if holder and not judge.constant(result):
             try:
-                holder[0].stored(args, kwargs, result)
+                holder[0].stored(result)
             except Exception:  # pragma: no cover - unhashable keys raise in the C cache first
                 pass
         return result

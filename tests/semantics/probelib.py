@@ -741,3 +741,34 @@ def yields_a_buffer(sent: list[object]) -> tuple[list[object], list[int], list[s
         lines.append(g.gi_frame.f_lineno - g.gi_code.co_firstlineno)
     g.close()
     return out, lines, names
+
+
+class HashCounted:
+    """An argument whose ``__hash__`` is counted: only the program's own hashing may run it."""
+
+    hashes = 0
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __hash__(self) -> int:
+        HashCounted.hashes += 1
+        return hash(self.n)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HashCounted) and other.n == self.n
+
+
+def cached_lookups() -> tuple[int, list[int]]:
+    """An ``lru_cache`` of the project's returning a dict (a judged value), called once to fill it and
+    twice more to hit: how many times the argument was hashed, and what came back."""
+    import functools
+
+    @functools.lru_cache(maxsize=8)
+    def settings(key: HashCounted) -> dict[str, int]:
+        return {"n": key.n}
+
+    HashCounted.hashes = 0
+    key = HashCounted(3)
+    got = [settings(key)["n"] for _ in range(3)]
+    return HashCounted.hashes, got

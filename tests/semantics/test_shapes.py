@@ -135,6 +135,12 @@ def test_yield_of_a_buffer() -> None:
     assert names == ["buf", "i", "np", "sent"]  # its own and its free names: no temporary
 
 
+def test_a_cached_call_hashes_its_argument_as_written() -> None:
+    hashes, got = p.cached_lookups()
+    assert got == [3, 3, 3]
+    assert hashes == 3  # the cache's own hash per call; nothing else hashes the argument
+
+
 def test_with_target() -> None:
     assert p.with_target() == ["a"]
     assert p.LOG == ["enter a", "body ['a']", "exit a"]
