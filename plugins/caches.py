@@ -186,7 +186,12 @@ class _Cache:
         if rec.flagged or rec.fp.detail is None or len(rec.fp.detail) > HIT_CHECK_BYTES:
             return  # reported already, or too large to fingerprint on every hit: teardown checks it
         if not judge.cache_value_changed(rec, "cache-hit"):
-            rec.where = sites.capture()  # unchanged: the next edit follows this hand-out
+            # Unchanged: the next edit follows this hand-out. From the very line of the last one (a
+            # loop's hits), that one's capture stands: its innermost frame is this caller's.
+            caller = sys._getframe(2)  # watched's caller
+            frames = rec.where.frames
+            if not frames or frames[0][0] is not caller.f_code or frames[0][1] != caller.f_lasti:
+                rec.where = sites.capture()
 
     def label(self, args: tuple, kwargs: dict) -> str:
         shown = [_shown(a) for a in args] + [f"{k}={_shown(v)}" for k, v in kwargs.items()]

@@ -85,6 +85,28 @@ def test_the_next_call_of_the_cache_sees_the_edit(pytester):
     ])
 
 
+def test_the_edit_is_blamed_on_the_last_hand_out_whatever_line_hit_before(pytester):
+    """Hits from one line keep that line's capture (a loop pays no capture per hit); a hit from
+    another line is the hand-out the next edit follows."""
+    pytester.makepyfile(settings=CONFIG, test_it="""
+        from settings import defaults
+
+        def test_lines():
+            for _ in range(3):
+                defaults()
+            mine = defaults()
+            mine["hosts"].append("c")
+            for _ in range(2):
+                defaults()
+    """)
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*settings.defaults (cache) handed out defaults() at test_it.py:6; it was edited afterwards: "
+        "[[]'hosts']: list grew from 2 to 3 items*",
+    ])
+
+
 def test_copying_the_cached_value_before_editing_it_is_clean(pytester):
     pytester.makepyfile(settings=CONFIG, test_it="""
         import copy
