@@ -203,6 +203,7 @@ class _Test:
         self.counts: dict[int, int] = {}
         self.written: dict[int, int] = {}  # id -> epoch of the project's last write
         self.writers: dict[int, int] = {}  # id -> id of the code of the function that wrote it last
+        self.produced: set[int] = set()  # ids whose writer is told (a generator's yielded or kept items)
         # id of an array or tensor a project generator yielded -> (the generator's code id, the
         # write clock at that yield, looks left): a refill before the next yield is then seen.
         self.yields: dict[int, tuple[int, int, int]] = {}
@@ -261,16 +262,18 @@ def stop() -> None:
     QUIET.clear()
 
 
-def _watch(obj: Any) -> None:
-    """The project's writes into *obj* and its parts matter from now on."""
-    WATCHED.add(id(obj))
+def _watch(obj: Any) -> list[int]:
+    """The project's writes into *obj* and its parts matter from now on: their ids."""
+    ids = [id(obj)]
     if type(obj) in _PLAIN or mutability.has_attributes(obj):
         from .probe import reachable
 
         try:
-            WATCHED.update(map(id, reachable(obj, depth=4)))
+            ids += map(id, reachable(obj, depth=4))
         except Exception:
             pass
+    WATCHED.update(ids)
+    return ids
 
 
 # -- the hooks the marked code calls ------------------------------------------------
@@ -287,8 +290,9 @@ def wrote(target: Any, root: Any = None) -> None:
 def _written_by_project(target: Any, root: Any) -> None:
     t = _test
     t.written[id(target)] = t.epoch
-    frame = _project_frame()
-    t.writers[id(target)] = id(frame.f_code) if frame is not None else 0
+    if t.produced and id(target) in t.produced:  # who wrote it matters only for a generator's items
+        frame = _project_frame()
+        t.writers[id(target)] = id(frame.f_code) if frame is not None else 0
     if t.shared:
         rec = t.shared.get(id(target))
         if rec is not None:
@@ -424,7 +428,8 @@ def yielded(value: Any, site: int) -> None:
     t.epoch += 1
     if state is None or state[0] != code:
         t.yields[key] = (code, t.epoch, refs)
-        WATCHED.add(key)  # the generator's own writes into it are told from now on
+        WATCHED.add(key)  # the generator's own writes into it are told from now on, and by whom
+        t.produced.add(key)
         return
     _, epoch, baseline = state
     t.yields[key] = (code, t.epoch, baseline)
@@ -578,7 +583,9 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     keep.producer = producer
     rec.adopter = keep
     t.records.append(rec)
-    _watch(value)
+    watched = _watch(value)
+    if producer is not None:  # whose writes these are decides (rule who wrote it, for whom)
+        t.produced.update(watched)
     if keep.strong:
         t.holds[id(keeper)] = t.holds.get(id(keeper), 0) + 1
     t.last[site] = rec  # not counted as a handover: the summary's counts are the state protocols' and channels'
