@@ -70,8 +70,6 @@ _DISPLAYS = (ast.List, ast.Dict, ast.Set, ast.Tuple)
 # Builtins whose result is an atom whatever they are given (C makes it: an int, a bool, a str).
 _ATOM_CALLS = frozenset({"len", "id", "hash", "isinstance", "issubclass", "callable", "ord", "chr", "bool"})
 _ATOM_CONSTANTS = (int, float, complex, str, bytes, bool, type(None))
-# What ``name = ...`` binds to a call's result (the call, or a comprehension's list of what a call hands out).
-_BOUND = (ast.Call, ast.ListComp, ast.SetComp, ast.DictComp)
 _ITERATORS = frozenset({"range", "enumerate", "zip", "reversed", "sorted"})  # builtins a for loop may iterate
 _TAKES = frozenset({"pop", "get", "popleft", "popitem", "setdefault"})  # what hands back a container's own item
 STATE_NAMES = frozenset(STATE_METHODS)
@@ -557,7 +555,7 @@ class Marker(ast.NodeTransformer):
         if len(targets) != 1 or keeps:
             return
         target = targets[0]
-        if isinstance(target, ast.Name) and isinstance(stmt.value, _BOUND) and not self._made(stmt.value):
+        if isinstance(target, ast.Name) and _bound_value(stmt.value) and not self._made(stmt.value):
             self.given[target.id] = (text, -1)
             self._bound(st, target, stmt.value)
         elif isinstance(target, ast.Name):
@@ -568,7 +566,7 @@ class Marker(ast.NodeTransformer):
             for t, v, own in zip(target.elts, stmt.value.elts, made, strict=True):
                 if isinstance(t, ast.Name):
                     self.given[t.id] = (_text(v), MADE if own else -1)
-                    if isinstance(v, _BOUND) and not own:
+                    if _bound_value(v) and not own:
                         self._bound(st, t, v)
         if isinstance(target, (ast.Tuple, ast.List)):
             self._unpacked(st, target)
@@ -777,6 +775,18 @@ def _calls(node: ast.expr) -> list[ast.Call]:
             out.append(current)
         todo.extend(c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr))
     return out
+
+
+def _bound_value(node: ast.expr) -> bool:
+    """A call, or a list or set comprehension whose items are the loop's own objects, unchanged
+    (``[p for p in model.parameters()]``: what ``list(...)`` of it is). A comprehension that makes
+    new values (``[p.detach().clone() for p in ...]``, ``[x * 2 for x in xs]``) binds nothing live."""
+    if isinstance(node, ast.Call):
+        return True
+    if not isinstance(node, (ast.ListComp, ast.SetComp)) or len(node.generators) != 1:
+        return False
+    target = node.generators[0].target
+    return isinstance(node.elt, ast.Name) and isinstance(target, ast.Name) and node.elt.id == target.id
 
 
 def _atom_expr(node: ast.expr, atoms: frozenset[str] | set[str], shadowed: frozenset[str] | set[str]) -> bool:
