@@ -555,9 +555,10 @@ class Marker(ast.NodeTransformer):
         if len(targets) != 1 or keeps:
             return
         target = targets[0]
-        if isinstance(target, ast.Name) and _bound_value(stmt.value) and not self._made(stmt.value):
+        bound = stmt.value
+        if isinstance(target, ast.Name) and bound is not None and _bound_value(bound) and not self._made(bound):
             self.given[target.id] = (text, -1)
-            self._bound(st, target, stmt.value)
+            self._bound(st, target, bound)
         elif isinstance(target, ast.Name):
             self.given[target.id] = (text, MADE if stmt.value is not None and self._made(stmt.value) else -1)
         elif isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple) and len(target.elts) == len(
