@@ -1183,9 +1183,12 @@ def before(site: int, argsets: tuple[tuple[Any, ...], ...], callees: tuple[Any, 
     """A statement passing names to calls is about to run: count who refers to them (and judge a
     value an earlier library call kept, changed since, and passed again). Only plain names are
     given: reading them ran nothing of the program's. *callees*: each call's callee when it is a
-    plain name, else None; when all are known and none is a library's, nothing can be handed out."""
+    plain name, (a name's value, an attribute's name) for ``name.attr(...)``, else None; when all
+    are known and none is a library's, nothing can be handed out."""
     if not _on or guard.busy():
         return
+    if callees and not _test.handed:
+        callees = tuple(map(_resolved, callees))
     if callees and not _test.handed and None not in callees and not any(map(_library, callees)):
         _counts.pop(site, None)
         if len(callees) == 1 and _weak(type(callees[0])):
@@ -1204,6 +1207,15 @@ def before(site: int, argsets: tuple[tuple[Any, ...], ...], callees: tuple[Any, 
             # group is not: the library's edits of it reach the next call.
             if rec is not None and rec.obj is obj and not rec.flagged and type(obj) in (dict, list):
                 _passed_again(rec, None)
+
+
+def _resolved(callee: Any) -> Any:
+    """A callee as before() is told it: ``(module, name)`` is the module's function, read from the
+    module's dict (a module's ``__getattr__`` runs only for a name its dict lacks: then unknown)."""
+    if type(callee) is not tuple:
+        return callee
+    owner, name = callee
+    return vars(owner).get(name) if type(owner) is types.ModuleType else None
 
 
 def _refcounts(parts: list[tuple[int, int, str, Any]]) -> list[int]:

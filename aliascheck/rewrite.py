@@ -704,6 +704,10 @@ class Marker(ast.NodeTransformer):
             return None
         extra = [(_text(c.func), names) for c, names in calls]
         site = ast.Constant(self._site(" / ".join(_text(c.func) for c, _ in calls), "pass", extra))
+        # A callee that is a plain name is read before too (a name runs no code), and one that is a
+        # name's attribute is given as (the name, the attribute's name): the runtime reads a module's
+        # function from its dict (no __getattr__). When none is a library's, nothing is handed out.
+        callees = ast.Tuple([_callee(c.func, bound_here) for c, _ in calls], ast.Load())
         funcs = []
         for call, _names in calls:
             call.func, func = st.catch(call.func)
@@ -717,10 +721,6 @@ class Marker(ast.NodeTransformer):
         args = ast.Tuple([ast.Tuple([_name(n) for n in names], ast.Load()) for _, names in calls], ast.Load())
         # Only a name whose type the runtime may look at (types it never does are learnt as met).
         looked = _either(*(_template("TYPE(X) not in UNPASSED", X=_name(n)) for _, names in calls for n in names))
-        # A callee that is a plain name is read before too (a name runs no code): when none is a
-        # library's, the statement hands nothing out and the runtime returns at once.
-        callees = ast.Tuple([_name(f.id) if isinstance(f, ast.Name) and f.id not in bound_here else ast.Constant(None)
-                             for f in (c.func for c, _ in calls)], ast.Load())
         if len(calls) == 1 and isinstance(callees.elts[0], ast.Name):
             looked = ast.BoolOp(ast.And(), [looked, _template("QUIET.get(S, NOREF)() is not F", S=_clone(site),
                                                               F=_clone(callees.elts[0]))])
@@ -729,6 +729,15 @@ class Marker(ast.NodeTransformer):
                            for f, (_, names) in zip(funcs, calls, strict=True)], ast.Load())
         after = _call_stmt("after", site, pairs, result if result is not None else ast.Constant(None))
         return before, after, _template("S in PENDING", S=_clone(site))  # what before recorded
+
+
+def _callee(func: ast.expr, bound_here: set[str]) -> ast.expr:
+    """What :func:`aliascheck.boundary.before` is told of a call's callee before the statement runs."""
+    if isinstance(func, ast.Name) and func.id not in bound_here:
+        return _name(func.id)
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id not in bound_here:
+        return ast.Tuple([_name(func.value.id), ast.Constant(func.attr)], ast.Load())
+    return ast.Constant(None)
 
 
 def _watched(node: ast.expr) -> ast.expr:

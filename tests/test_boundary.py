@@ -1265,3 +1265,35 @@ def test_a_project_generators_reused_buffer_is_a_change_for_its_keeper(pytester:
         "*a list holds one live ndarray 2 times (yielded by frames()), changed after it was kept: [[]*[]]: refilled by "
         "frames() after it was yielded, then yielded again*",
         "*yield a copy: yield buf.copy()*"], consecutive=False)
+
+
+def test_a_project_modules_function_called_by_attribute_is_known_before_the_call(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``helper.work(xs)``: the callee is read from the module's dict (no ``__getattr__``), so a call
+    of the project's own function passes nothing out and costs no reference counts; a library
+    module's function (``json.dumps(xs)``) is still looked at."""
+    import json
+    import types
+
+    from aliascheck import boundary, rewrite
+
+    path = str(tmp_path / "calls.py")
+    helper = types.ModuleType("helper")
+    exec(compile("def work(xs):\n    return len(xs)\n", path, "exec"), vars(helper))
+    looked: list[int] = []
+    real = boundary._handed_parts
+    monkeypatch.setattr(boundary, "_handed_parts", lambda argsets: (looked.append(1), real(argsets))[1])
+    monkeypatch.setattr(boundary, "_project", lambda file: file == path)
+    monkeypatch.setattr(boundary, "_files", {})
+    namespace: dict[str, Any] = {"__name__": "calls", "helper": helper, "json": json}
+    exec(rewrite.compile_marked("def own(xs):\n    helper.work(xs)\n\ndef lib(xs):\n    json.dumps(xs)\n", path),
+         namespace)
+    boundary.start(None)
+    try:
+        boundary.begin()
+        namespace["own"]([1, [2]])
+        assert looked == []
+        namespace["lib"]([1, [2]])
+        assert looked
+    finally:
+        boundary.stop()
