@@ -761,6 +761,14 @@ def _benchmark() -> Any:
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _as_project(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    """The runtime takes *path* (a module marked by the test itself) as the project's only file."""
+    from aliascheck import boundary
+
+    monkeypatch.setattr(boundary, "_project", lambda file: file == path)
+    monkeypatch.setattr(boundary, "_files", {})
+
+
 def test_pipeline_items_call_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The benchmark's pipeline (``benchmarks/bench_boundary.py``): no item makes the marked code call
     the runtime (a fresh list of atoms kept, a project generator's new item kept, a str method's
@@ -773,8 +781,7 @@ def test_pipeline_items_call_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         real = getattr(boundary, hook)
         monkeypatch.setattr(boundary, hook, lambda *a, _real=real, _hook=hook, **k: (calls.append(_hook),
                                                                                      _real(*a, **k))[1])
-    monkeypatch.setattr(boundary, "_project", lambda file: file == path)
-    monkeypatch.setattr(boundary, "_files", {})
+    _as_project(monkeypatch, path)
     namespace: dict[str, Any] = {"__name__": "pipeline"}
     exec(rewrite.compile_marked(textwrap.dedent(_benchmark().PIPELINE), path), namespace)
     boundary.start(None)
@@ -1005,8 +1012,7 @@ def test_a_name_bound_to_an_atom_once_and_a_live_object_later_is_still_looked_at
     calls: list[Any] = []
     real = boundary.kept
     monkeypatch.setattr(boundary, "kept", lambda *a, **k: (calls.append(a[1]), real(*a, **k))[1])
-    monkeypatch.setattr(boundary, "_project", lambda file: file == path)
-    monkeypatch.setattr(boundary, "_files", {})
+    _as_project(monkeypatch, path)
     namespace: dict[str, Any] = {"__name__": "atoms"}
     exec(rewrite.compile_marked(textwrap.dedent('''
         def build_index(words):
@@ -1048,8 +1054,7 @@ def test_a_dead_copys_parts_cost_one_look_each(monkeypatch: pytest.MonkeyPatch, 
     from aliascheck import boundary, rewrite
 
     path = str(tmp_path / "copies.py")
-    monkeypatch.setattr(boundary, "_project", lambda file: file == path)
-    monkeypatch.setattr(boundary, "_files", {})
+    _as_project(monkeypatch, path)
     namespace: dict[str, Any] = {"__name__": "copies"}
     exec(rewrite.compile_marked(textwrap.dedent('''
         def copy_of(d):
@@ -1283,8 +1288,7 @@ def test_a_project_modules_function_called_by_attribute_is_known_before_the_call
     looked: list[int] = []
     real = boundary._handed_parts
     monkeypatch.setattr(boundary, "_handed_parts", lambda argsets: (looked.append(1), real(argsets))[1])
-    monkeypatch.setattr(boundary, "_project", lambda file: file == path)
-    monkeypatch.setattr(boundary, "_files", {})
+    _as_project(monkeypatch, path)
     namespace: dict[str, Any] = {"__name__": "calls", "helper": helper, "json": json}
     exec(rewrite.compile_marked("def own(xs):\n    helper.work(xs)\n\ndef lib(xs):\n    json.dumps(xs)\n", path),
          namespace)
