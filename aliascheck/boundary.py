@@ -886,7 +886,7 @@ def _fix(keeper: str, how: str, value: Any, text: Any) -> str:
 
 # Code objects of project methods whose inserted recording is on: discovery adds a protocol class's
 # methods here in place of wrapping them (aliascheck.discovery.watch). Code -> how many sessions.
-ACTIVE: dict[Any, int] = sites.INSIDE
+ACTIVE: dict[int, tuple[Any, int]] = sites.INSIDE  # id(code) -> (code, count)
 MISSING = instrument.MISSING
 # The ledger's nodes that adopted a loaded state (its ``adopters``, the same dict): a method's
 # inserted look after each call (``if ADOPTING: after_call(self)``) costs a truth test otherwise.
@@ -896,7 +896,7 @@ ADOPTING: dict[int, Any] = {}
 def activate(codes: list[Any]) -> Any:
     """Turn on the inserted recording of these methods' code; returns the undo (sessions nest)."""
     for code in codes:
-        ACTIVE[code] = ACTIVE.get(code, 0) + 1
+        ACTIVE[id(code)] = (code, ACTIVE.get(id(code), (code, 0))[1] + 1)
     done: list[bool] = []
 
     def undo() -> None:
@@ -904,9 +904,9 @@ def activate(codes: list[Any]) -> Any:
             return
         done.append(True)
         for code in codes:
-            left = ACTIVE.pop(code, 1) - 1
+            left = ACTIVE.pop(id(code), (code, 1))[1] - 1
             if left:
-                ACTIVE[code] = left
+                ACTIVE[id(code)] = (code, left)
 
     return undo
 
@@ -934,7 +934,7 @@ def first(args: tuple[Any, ...]) -> Any:
 
 
 def state_enter() -> Any:
-    if not ACTIVE or sys._getframe(1).f_code not in ACTIVE:
+    if not ACTIVE or id(sys._getframe(1).f_code) not in ACTIVE:
         return None
     return instrument.state_enter()
 
@@ -947,7 +947,7 @@ def state_exit(token: Any, owner: Any, result: Any, raised: Any, kind: str) -> N
 
 
 def load_enter(node: Any, state: Any, kind: str) -> Any:
-    if not ACTIVE or sys._getframe(1).f_code not in ACTIVE:
+    if not ACTIVE or id(sys._getframe(1).f_code) not in ACTIVE:
         return None
     return instrument.load_enter(node, state, kind)
 

@@ -308,7 +308,7 @@ def _instrumented(obj: Any, method: str) -> bool:
     import aliascheck.boundary as boundary
 
     return any(hasattr(c.__dict__.get(method), "__aliascheck_original__")
-               or getattr(c.__dict__.get(method), "__code__", None) in boundary.ACTIVE for c in cls.__mro__)
+               or id(getattr(c.__dict__.get(method), "__code__", None)) in boundary.ACTIVE for c in cls.__mro__)
 
 
 def _watch(cls: type) -> Callable[[], None]:

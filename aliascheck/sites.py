@@ -132,7 +132,9 @@ _OUTER_MAX = 4096
 
 # Code of project methods whose recording runs inside their own body (aliascheck.boundary.ACTIVE):
 # a capture made from that recording passes over the method's frame, as it passes over a wrapper's.
-INSIDE: dict[Any, int] = {}
+# id(code) -> (code, how many sessions): keyed by id, since a code object's hash is recomputed on every
+# lookup, from its constants down (4 us for a module's), and the code is held so that its id stays its own.
+INSIDE: dict[int, tuple[Any, int]] = {}
 
 
 def capture(skip: int = 2) -> Where:
@@ -147,7 +149,7 @@ def capture(skip: int = 2) -> Where:
         if kind:
             break
         frame = frame.f_back
-    if frame is not None and INSIDE and frame.f_code in INSIDE and frame.f_back is not None:
+    if frame is not None and INSIDE and id(frame.f_code) in INSIDE and frame.f_back is not None:
         frame = frame.f_back  # the method recording itself: its caller is where the state went
     frames: list[tuple[Any, int]] = []
     while frame is not None:
@@ -168,10 +170,10 @@ def capture(skip: int = 2) -> Where:
 # Where a message's sender is not the user's: the standard library, installed packages, aliascheck (its
 # nodes included: a fixed node's worker queue is its own plumbing) and frozen modules.
 _SENDERS_NOT = (os.path.dirname(os.__file__) + os.sep, _OURS[0] + os.sep, _OURS[1] + os.sep, "<frozen ")
-_users: dict[Any, bool] = {}  # code object -> whether it is the user's
+_users: dict[int, tuple[Any, bool]] = {}  # id(code) -> (code, whether it is the user's): see INSIDE
 # (code, instruction offset) -> its one-frame Where: a send site makes one, not one per message (each
 # would be three more objects for the garbage collector to track while the message is in flight).
-_senders: dict[tuple[Any, int], Where] = {}
+_senders: dict[tuple[int, int], Where] = {}  # by id(code): its Where holds the code
 
 
 def sender(past: frozenset[str] = frozenset(), skip: int = 2) -> Where | None:
@@ -186,18 +188,18 @@ def sender(past: frozenset[str] = frozenset(), skip: int = 2) -> Where | None:
     if frame is None:
         return None
     code = frame.f_code
-    users = _users.get(code)
-    if users is None:
+    known = _users.get(id(code))
+    if known is None:
         file = code.co_filename
-        users = _users[code] = not file.startswith(_SENDERS_NOT) and not any(p in file for p in _PACKAGES)
-    if not users:
+        known = _users[id(code)] = (code, not file.startswith(_SENDERS_NOT) and not any(p in file for p in _PACKAGES))
+    if not known[1]:
         return None
-    key = (code, frame.f_lasti)
-    where = _senders.get(key)
+    lasti = frame.f_lasti
+    where = _senders.get((id(code), lasti))
     if where is None:
         if len(_senders) >= _OUTER_MAX:
             _senders.clear()
-        where = _senders[key] = Where((key,))
+        where = _senders[(id(code), lasti)] = Where(((code, lasti),))
     return where
 
 
@@ -294,7 +296,7 @@ def _callers(frame: FrameType | None) -> Iterator[FrameType]:
         if not is_ours(file) and file not in _PASSING and id(frame) not in _dead:
             # A method recording itself (its body's inserted exit) has returned, as far as its
             # caller knows: its frame is the wrapper's would be, none of the program's holders.
-            if not (first and frame.f_code in INSIDE):
+            if not (first and id(frame.f_code) in INSIDE):
                 yield frame
             first = False
         frame = frame.f_back
