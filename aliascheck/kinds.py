@@ -80,6 +80,7 @@ CHECKS: dict[str, str] = {
     "resume": "resume-equivalence: a fresh node restored from the snapshot",
     "send": "the message as it was sent (put, submit, Thread(args=...), dumps)",
     "receive": "the receiver taking the message (get, the thread or work item starting, loads)",
+    "receive-shared": "another receiver of the same message, after one had taken it (or teardown)",
     "feed": "the feeder thread pickling the message",
     "sync": "the sender's next receive (a reply, a result): it may change the message after that",
     "cache-hit": "a later call of the cache, handing the value out again",
@@ -90,6 +91,9 @@ CHECKS: dict[str, str] = {
     "pass": "the project passing the value to a call again",
     "write": "the project writing into the value (a shallow copy's shared part, what a library kept)",
 }
+# One message object sent to several receivers, judged after one of them took it: the fix is a copy each.
+SHARED_RECEIPT = "receive-shared"
+SHARED_FIX = "send each receiver its own copy (copy.deepcopy(message)); one receiver's change reaches the others"
 CACHE_CHECKS = ("cache-hit", "cache")  # lru_cache/cache/cached_property values (plugins/caches.py)
 COPY_CHECKS = ("copy", "copy-teardown")  # the parts a copy.copy/dataclasses.replace result shares
 

@@ -34,7 +34,7 @@ class Record:
     __slots__ = ("owner_name", "label", "kind", "where", "thread", "test", "obj", "fp", "owner", "owner_type",
                  "nested", "always", "flagged", "aliases", "shares", "adopter", "adopted", "adopted_parts",
                  "indexed", "live", "key", "keeper", "until", "flat", "plain", "exclude", "origin", "parts", "fed",
-                 "synced", "ledger")
+                 "synced", "ledger", "receivers", "taken")
 
     owner_name: str  # module.Qualname of the owner's type, a channel or cache name (or the name a watch gave)
     label: str  # a readable name for the owner instance, e.g. "MutableSource#2"
@@ -73,6 +73,8 @@ class Record:
     fed: bool  # a pickled channel's feeder has pickled it: the receiver may have it now
     synced: bool  # judged at a receive of its sender's already
     ledger: Any  # the ledger an adapter's record reports to (the one recording when it was made)
+    receivers: int  # an in-process message sent this many times before its first receipt: each takes it
+    taken: bool  # one of those receivers has taken it: a change now is the others' to see
 
     def __init__(self, owner_name: str, label: str, kind: str, where: Where, thread: str, test: str | None,
                  obj: Any, fp: Fingerprint | None, owner: Any, always: bool) -> None:
@@ -123,6 +125,7 @@ DEFAULTS: dict[str, Any] = {
     "adopted_parts": frozenset(), "indexed": (), "live": None, "key": None, "keeper": None, "until": "teardown",
     "flat": None, "plain": None, "ledger": None, "exclude": (),
     "origin": "", "parts": (), "fed": False, "synced": False, "always": False, "test": None,
+    "receivers": 1, "taken": False,
 }
 
 # When judging a handover ends (``Record.until``).

@@ -20,18 +20,20 @@ import io
 import itertools
 import multiprocessing.connection as _mp_connection
 import multiprocessing.queues as _mq
+import operator
 import os
 import queue
 import threading
 import types
 import weakref
-from typing import Any
+from typing import Any, NamedTuple
 
 import aliascheck.judge as judge
 import aliascheck.ledger as _ledger
 import aliascheck.mutability as mutability
 import aliascheck.records as records
 import aliascheck.sites as sites
+from aliascheck.kinds import SHARED_RECEIPT
 from aliascheck.records import Record
 
 # The channels, as findings name their owner (aliascheck.kinds.CHANNELS says how to render them).
@@ -69,7 +71,8 @@ def _forked() -> None:
     """A forked child sends its own messages: the parent's records are not its to judge."""
     global _pid
     _pid = os.getpid()
-    for table in (_received, _pickled, _buffers, _handed, _checks, _taken, _pending):
+    for table in (_received, _pickled, _buffers, _handed, _checks, _taken, _pending, _flat, _sends,
+                  _contexts):
         table.clear()
 
 
@@ -132,10 +135,11 @@ def _recording() -> Any:
 
 
 def _send(store: dict[int, Record], key: Any, obj: Any, owner: str, label: Any, skip: frozenset[str],
-          led: Any, call: bool = False) -> Record | None:
-    """Record *obj* as sent now (called by a wrapper, from the sender's call); never raises."""
+          led: Any, call: bool = False, depth: int = 3) -> Record | None:
+    """Record *obj* as sent now (called by a wrapper, from the sender's call; *depth*: the frames up to
+    the sender's, from sites.sender's); never raises."""
     try:
-        where = sites.sender(skip, 3)  # past this function and the wrapper: the sender's call
+        where = sites.sender(skip, depth)  # past this function and the wrapper: the sender's call
         if where is None:
             return None
         flat, fp = judge.message_value(obj)
@@ -158,12 +162,16 @@ def _send(store: dict[int, Record], key: Any, obj: Any, owner: str, label: Any, 
                 _overflow.add(id(led))
                 judge.internal(led, owner, f"more than {_MAX_PENDING} messages pending: later ones are not checked")
             return None
+        if store is _received and (first := _flat.pop(id(key), None)) is not None:
+            store.setdefault(id(key), _flat_record(*first))  # sent flat before: its Record takes its place
         # A record holds its key, so an id in a store is that object's (setdefault is atomic).
         earlier = store.setdefault(id(key), rec)
         if earlier is not rec:  # the same object sent again before it was received
             if not earlier.flagged:  # it must not have changed since it was first sent
                 _checked(led)
                 judge.message_changed(earlier, "handover", (flat, fp))
+            if store is _received and not call:  # one more receiver takes this very object
+                earlier.receivers += 1
             return None
         if store is _pickled:
             with _lock:
@@ -173,6 +181,99 @@ def _send(store: dict[int, Record], key: Any, obj: Any, owner: str, label: Any, 
     except Exception as exc:  # aliascheck's own bug must never break the user's send
         judge.internal(led, owner, exc)
         return None
+
+
+# -- flat messages on in-process channels ---------------------------------------
+# Most messages are a dict or list of atoms put on an in-process queue and taken unchanged. Such a
+# message in flight is one small tuple in ``_flat`` by its id, not a Record: the message itself (held, so
+# that the id stays its own), its flat copy, and its send's context (_Sends: one per send site, thread,
+# ledger and channel, shared by every message sent there). A Record is made
+# (:func:`_flat_record`) only when a message is judged other than as unchanged at receipt (changed,
+# sent again before it was taken, left at teardown), and then judged exactly as before.
+_ATOMS = mutability.ATOMS
+_is = operator.is_
+_flat: dict[int, tuple[Any, Any, _Sends]] = {}  # id(message) -> (message, its flat copy, its send)
+_sends: dict[int, _Sends] = {}  # id(where) -> the last context made there (it holds the where)
+_contexts: dict[int, list[_Sends]] = {}  # id(ledger) -> its contexts, for their counts at teardown
+
+
+class _Sender(NamedTuple):
+    """The sending thread, as a message's record names it (the Thread itself is not held)."""
+
+    name: str
+    ident: int
+
+
+class _Sends:
+    """Where flat messages were sent from, by whom, to which channel; how many, and how many arrived
+    unchanged (handed over and checked). Counted with ``itertools.count``: atomic across threads."""
+
+    __slots__ = ("where", "ident", "name", "ledger", "owner", "label", "sent", "unsent", "unchanged")
+
+    def __init__(self, where: Any, led: Any, owner: str, label: str) -> None:
+        thread = threading.current_thread()
+        self.where, self.ident, self.name = where, threading.get_ident(), thread.name
+        self.ledger, self.owner, self.label = led, owner, label
+        self.sent, self.unsent, self.unchanged = itertools.count(), itertools.count(), itertools.count()
+
+
+def _send_flat(item: Any, kind: type, owner: str, channel: Any, skip: frozenset[str], led: Any) -> Any:
+    """Record a dict or list *item* sent on an in-process channel; returns what :func:`_unsend` takes
+    back if the send raises. Not flat (a value to fingerprint), or sent again before it was taken: it
+    goes to :func:`_send`. Never raises."""
+    try:
+        if kind is dict:
+            if not (_ATOMS.issuperset(map(type, item.values())) and _ATOMS.issuperset(map(type, item))):
+                return _send(_received, item, item, owner, channel, skip, led, depth=4)
+            flat: Any = item.copy()
+        elif _ATOMS.issuperset(map(type, item)):
+            flat = item[:]
+        else:
+            return _send(_received, item, item, owner, channel, skip, led, depth=4)
+        key = id(item)
+        if key in _flat or key in _received:  # sent again: judged against its first send
+            return _send(_received, item, item, owner, channel, skip, led, depth=4)
+        where = sites.sender(skip, 3)
+        if where is None:
+            return None
+        label = led.label(channel)
+        sends = _sends.get(id(where))
+        if sends is None or sends.ident != threading.get_ident() or sends.ledger is not led \
+                or sends.label is not label or sends.owner is not owner:
+            sends = _Sends(where, led, owner, label)
+            _sends[id(where)] = sends
+            _contexts.setdefault(id(led), []).append(sends)
+        entry = _flat[key] = (item, flat, sends)
+        next(sends.sent)
+        return entry
+    except Exception as exc:  # aliascheck's own bug must never break the user's send
+        judge.internal(led, owner, exc)
+        return None
+
+
+def _flat_record(item: Any, flat: Any, sends: _Sends) -> Record:
+    rec = records.handed("message", sends.owner, sends.label, sends.where, _Sender(sends.name, sends.ident), item,
+                         judge.FLAT, records.RECEIPT)
+    rec.key, rec.flat, rec.ledger = item, flat, sends.ledger
+    return rec
+
+
+def _received_flat(item: Any, entry: tuple[Any, Any, _Sends]) -> None:
+    """*item*, taken off an in-process channel, was sent flat as *entry* (popped): unchanged is
+    counted, anything else judged as a Record. Never raises."""
+    try:
+        _, flat, sends = entry
+        if type(item) is type(flat) and len(item) == len(flat) and (
+                all(map(_is, flat.values(), item.values())) and all(map(_is, flat, item))
+                if type(flat) is dict else all(map(_is, flat, item))):
+            # Its ledger is recording, in this process: its teardown, or a fork, takes the entries out.
+            next(sends.unchanged)
+            return
+        _judge_received(_flat_record(item, flat, sends))
+    except Exception as exc:  # pragma: no cover - aliascheck's own bug must not break the receive
+        led = _ledger.current
+        if led is not None:
+            judge.internal(led, QUEUE, exc)
 
 
 def _count(led: Any, owner: str) -> None:
@@ -187,17 +288,32 @@ def _checked(led: Any) -> None:
     next(checks if checks is not None else _checks.setdefault(id(led), itertools.count()))
 
 
-def _unsend(store: dict[int, Record], rec: Record | None) -> None:
-    """The send raised (a full or closed queue): nothing was sent."""
-    if rec is not None and store.get(id(rec.key)) is rec:
-        store.pop(id(rec.key), None)
+def _unsend(store: dict[int, Any], rec: Any) -> None:
+    """The send raised (a full or closed queue): nothing was sent (*rec*: a Record, or a flat message)."""
+    if isinstance(rec, Record):
+        key = id(rec.key)
+        if store.get(key) is rec:
+            store.pop(key, None)
+    elif rec is not None:
+        entry = _flat.get(id(rec[0]))
+        if entry is not None and entry is rec:
+            del _flat[id(rec[0])]
+            next(entry[2].unsent)  # not sent after all: taken off its count at teardown
 
 
 def _receive(key: Any) -> None:
     """*key* reached its receiver: judge it once more, then it is the receiver's. Never raises."""
     rec = _received.pop(id(key), None)  # a record holds its key: the id is this object's
-    if rec is None:
-        return
+    if rec is not None:
+        _judge_received(rec)
+    elif _flat and (entry := _flat.pop(id(key), None)) is not None:
+        _received_flat(key, entry)
+
+
+def _judge_received(rec: Record) -> None:
+    """A receiver took *rec*'s message (popped): judged against the send. One object sent to several
+    receivers stays recorded until the last takes it: what one receiver does to it is a change for the
+    others (each must get what was sent), so those receipts are judged as ``receive-shared``."""
     if not rec.flagged:
         flat = rec.flat  # the common message: a flat one, unchanged (judge.same_flat, at C speed)
         if flat is not None and judge.same_flat(flat, rec.obj):
@@ -205,7 +321,11 @@ def _receive(key: Any) -> None:
             if led.recording and led.pid == _pid:
                 _checked(led)
         else:
-            _judge(rec, "receive")
+            _judge(rec, SHARED_RECEIPT if rec.taken else "receive")
+    if rec.receivers > 1:
+        rec.receivers -= 1
+        rec.taken = True
+        _received.setdefault(id(rec.key), rec)  # unless the object was sent afresh meanwhile
     if rec.kind == "call":  # what the receiver took may change by its hand from now on
         try:
             args, kwargs = rec.obj
@@ -279,14 +399,13 @@ def _judge_buffer(rec: Record, buf: Any, check: str) -> None:
     judge.buffer_changed(rec, buf, check)
 
 
-def _tally(led: Any, handed: list[tuple[str, int]], checks: Any) -> None:
+def _tally(led: Any, handed: list[tuple[str, int]], checks: Any, also_checked: int = 0) -> None:
     """Add what this adapter recorded and checked to the ledger's counters (the summary's figures)."""
     with led.lock:
         for owner, n in handed:
             led.stats.handovers += n
             led.stats.owners[owner] += n
-        if checks is not None:
-            led.stats.checked += next(checks)
+        led.stats.checked += also_checked + (next(checks) if checks is not None else 0)
 
 
 def teardown(ledger: Any) -> None:
@@ -298,6 +417,10 @@ def teardown(ledger: Any) -> None:
                 if rec.ledger is ledger:
                     del store[key]
                     mine.append((store, rec))
+        for key, entry in list(_flat.items()):
+            if entry[2].ledger is ledger:
+                del _flat[key]
+                mine.append((_received, _flat_record(*entry)))
     for store, rec in mine:
         if rec.flagged:
             continue
@@ -306,7 +429,7 @@ def teardown(ledger: Any) -> None:
             if buf is not None:
                 _judge_buffer(rec, buf, "teardown")
         else:
-            _judge(rec, "teardown")
+            _judge(rec, SHARED_RECEIPT if rec.taken else "teardown")
     with _lock:
         for ident, msgs in list(_pending.items()):
             left = [m for m in msgs if m.ledger is not ledger]
@@ -318,8 +441,14 @@ def teardown(ledger: Any) -> None:
         _overflow.discard(id(ledger))
         _taken.pop(id(ledger), None)
         handed = [(key[1], next(_handed.pop(key))) for key in list(_handed) if key[0] == id(ledger)]
+        contexts = _contexts.pop(id(ledger), [])
+        for where, sends in list(_sends.items()):
+            if sends.ledger is ledger:
+                del _sends[where]
+        flat_sent = [(c.owner, next(c.sent) - next(c.unsent)) for c in contexts]
+        also_checked = sum(next(c.unchanged) for c in contexts)  # received unchanged: checked once each
         checks = _checks.pop(id(ledger), None)
     try:
-        _tally(ledger, handed, checks)
+        _tally(ledger, handed + flat_sent, checks, also_checked)
     except Exception:  # pragma: no cover - counters only
         pass

@@ -73,14 +73,17 @@ from aliascheck.plugins.message_log import (
     _buffers,
     _count,
     _fed,
+    _flat,
     _judge_buffer,
     _lock,
     _pickled,
     _plumbing,
     _receive,
     _received,
+    _received_flat,
     _recording,
     _send,
+    _send_flat,
     _skipped,
     _synchronized,
     _unsend,
@@ -108,13 +111,16 @@ def _put(original: Any, owner: str, skip: frozenset[str], store: dict[int, Recor
     """``put(item, block=True, timeout=None)``: an in-process queue's item is judged when received; a
     ``multiprocessing.Queue``'s (*store* ``_pickled``) until its sender's next receive or teardown."""
 
+    flat = store is _received
+
     @functools.wraps(original)
     def put(self: Any, item: Any, block: bool = True, timeout: float | None = None) -> Any:
         kind = type(item)
         if kind in mutability.ATOMS or (kind is tuple and mutability.ATOMS.issuperset(map(type, item))) \
                 or (led := _recorder(kind, item)) is None:
             return original(self, item, block, timeout)
-        msg = _send(store, item, item, owner, self, skip, led)
+        msg = _send_flat(item, kind, owner, self, skip, led) if flat and (kind is dict or kind is list) \
+            else _send(store, item, item, owner, self, skip, led)
         try:
             return original(self, item, block, timeout)
         except BaseException:
@@ -130,7 +136,9 @@ def _get(original: Any) -> Any:
     @functools.wraps(original)
     def get(self: Any, block: bool = True, timeout: float | None = None) -> Any:
         item = original(self, block, timeout)
-        if _received and type(item) not in mutability.ATOMS:
+        if _flat and (entry := _flat.pop(id(item), None)) is not None:  # never an atom's id
+            _received_flat(item, entry)
+        elif _received and type(item) not in mutability.ATOMS:
             _receive(item)
         if _pickled:
             _synchronized()
@@ -162,7 +170,8 @@ def _put_nowait(original: Any, owner: str = SIMPLE_QUEUE, skip: frozenset[str] =
         kind = type(item)
         if kind in mutability.ATOMS or (led := _recorder(kind, item)) is None:
             return original(self, item)
-        msg = _send(_received, item, item, owner, self, skip, led)
+        msg = _send_flat(item, kind, owner, self, skip, led) if kind is dict or kind is list \
+            else _send(_received, item, item, owner, self, skip, led)
         try:
             return original(self, item)
         except BaseException:
@@ -176,7 +185,9 @@ def _get_nowait(original: Any) -> Any:
     @functools.wraps(original)
     def get_nowait(self: Any) -> Any:
         item = original(self)
-        if _received and type(item) not in mutability.ATOMS:
+        if _flat and (entry := _flat.pop(id(item), None)) is not None:  # never an atom's id
+            _received_flat(item, entry)
+        elif _received and type(item) not in mutability.ATOMS:
             _receive(item)
         return item
 

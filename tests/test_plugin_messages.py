@@ -280,6 +280,126 @@ def test_a_receiver_changing_what_it_received_is_not_a_finding(pytester):
     result.stdout.no_fnmatch_line("*aliascheck [[]*")
 
 
+def test_a_flat_message_is_judged_as_any_other_and_counted_once(pytester):
+    # A dict or list of atoms is kept as one small entry, not a Record: the verdicts and the counts
+    # must be those of any message.
+    pytester.makepyfile(test_flat="""
+        import queue
+
+        def test_sent_twice_changed_between():
+            q = queue.Queue()
+            msg = {"step": 1}
+            q.put(msg)
+            msg["step"] = 2
+            q.put(msg)  # the first one is now {"step": 2} too
+            q.get(), q.get()
+
+        def test_made_unflat_after_put():
+            q = queue.Queue()
+            msg = [1, 2]
+            q.put(msg)
+            msg.append([3])
+            q.get()
+
+        def test_a_full_queue_sends_nothing():
+            q = queue.Queue(maxsize=1)
+            q.put([0])
+            msg = [1]
+            try:
+                q.put_nowait(msg)
+            except queue.Full:
+                pass
+            msg.append(2)  # never sent: not a finding
+            assert q.get() == [0]
+
+        def test_unchanged_many():
+            q = queue.Queue()
+            for i in range(50):
+                q.put({"i": i})
+            for i in range(50):
+                assert q.get() == {"i": i}
+    """)
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines([
+        "*test_sent_twice_changed_between (*.py:6) sent a message it changed after put: "
+        + _literal("['step']: 1 -> 2"),
+        "*test_made_unflat_after_put (*.py:14) sent a message it changed after put: *list grew from 2 to 3 items*",
+    ])
+    # Recorded: 1 + 1 + 1 + 50 (a send again before the receipt is a check, the raising one is nothing).
+    # Checked: the second send, the receipt of the changed list, and each receipt of an unchanged one.
+    result.stdout.fnmatch_lines(["aliascheck: 4 tests, 53 handovers recorded, 53 checked*"])
+
+
+def test_one_message_sent_to_several_receivers_must_reach_each_as_sent(pytester):
+    # Two keepers of one object: what the first receiver does to its message is a change for the
+    # second, which was sent the same object. Each receiver writing its own copy is clean, and so
+    # are receivers that only read; a send after the first receipt is a new send.
+    pytester.makepyfile(test_fanout="""
+        import copy
+        import queue
+        import threading
+
+        def stamp(q, name, out):
+            msg = q.get()
+            msg["seen_by"] = name  # each worker stamps its message in place
+            out.append(dict(msg))
+
+        def run(send):
+            queues, out = [queue.Queue(), queue.Queue()], []
+            send(queues, {"job": 7, "meta": {"tries": 0}})
+            for i, q in enumerate(queues):  # one after the other: no timing
+                t = threading.Thread(target=stamp, args=(q, f"w{i}", out))
+                t.start()
+                t.join()
+            return out
+
+        def test_buggy():
+            def send(queues, msg):
+                for q in queues:
+                    q.put(msg)
+            run(send)
+
+        def test_fixed():
+            def send(queues, msg):
+                for q in queues:
+                    q.put(copy.deepcopy(msg))
+            assert [m["seen_by"] for m in run(send)] == ["w0", "w1"]
+
+        def test_readers_only():
+            queues = [queue.Queue(), queue.Queue()]
+            msg = {"job": 7}
+            for q in queues:
+                q.put(msg)
+            assert [q.get()["job"] for q in queues] == [7, 7]
+
+        def test_sent_again_after_it_was_taken():
+            q = queue.Queue()
+            msg = {"job": 7}
+            q.put(msg)
+            q.get()["seen_by"] = "w0"
+            q.put(msg)  # sent afresh, as it is now
+            assert q.get()["seen_by"] == "w0"
+
+        def test_the_other_receiver_never_took_it():
+            queues = [queue.Queue(), queue.Queue()]
+            msg = [1, 2]
+            for q in queues:
+                q.put(msg)
+            queues[0].get().append(3)  # judged at teardown, for the second queue's receiver
+    """)
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=3, failed=2)
+    result.stdout.fnmatch_lines([
+        "*send (test_fanout.py:22) sent one message object to several receivers; it changed after one"
+        " took it: " + _literal("['seen_by']: <missing> -> 'w0'"),
+        "*seen by:  another receiver of the same message, after one had taken it*",
+        "*fix:      test_fanout.py:22: send each receiver its own copy (copy.deepcopy(message))*",
+    ])
+    result.stdout.fnmatch_lines(["*test_the_other_receiver_never_took_it (*.py:*) sent one message object to several"
+                                 " receivers; it changed after one took it: *list grew from 2 to 3 items*"])
+
+
 def test_messages_are_not_recorded_without_the_flag_or_from_library_code(pytester):
     pytester.makepyfile(test_plain="""
         import queue
@@ -292,7 +412,7 @@ def test_messages_are_not_recorded_without_the_flag_or_from_library_code(pyteste
             msg = {"step": 1}
             q.put(msg)
             msg["step"] = 2
-            assert not messages._received
+            assert not messages._received and not messages._flat
 
         def test_a_librarys_own_queues():
             with ThreadPool(1) as pool:  # its task queue is a queue.SimpleQueue, fed by the stdlib
