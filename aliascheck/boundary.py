@@ -553,6 +553,13 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     repeat = last.repeat + 1 if last is not None and last.value is value else 1
     t.seen[site] = _last(value, repeat)
     prev = t.last.get(site)
+    if prev is not None and prev.obj is None:  # a function's local, held weakly: see below
+        old = prev.keeper()
+        if old is None:  # the program let go of it (del, a return): nobody can see it change
+            del t.last[site]
+            prev = None
+        else:
+            prev.obj = old  # held again while it is judged (and reported, if it changed)
     if how == "name" and prev is not None and prev.obj is value:
         return  # a name bound again to the very object it held: a handle to live state, not a history
     if prev is not None and site not in t.flagged and (
@@ -582,7 +589,15 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     keep.giver = _giver(site, value, _project_frame())
     keep.producer = producer
     rec.adopter = keep
-    t.records.append(rec)
+    if keeper is None and _weak(type(value)):
+        # A name in a function other than the test's: judged only at the next binding at this line,
+        # and only if someone still holds the value then. Held weakly, so that it dies when the program
+        # lets go of it: a view kept alive past the program's close of its memory (an mmap, a shared-
+        # memory block) would be read after the unmap. Not among the test's records (nothing to judge
+        # at teardown: the frame is gone).
+        rec.keeper, rec.obj = weakref.ref(value), None
+    else:
+        t.records.append(rec)
     watched = _watch(value)
     if producer is not None:  # whose writes these are decides (rule who wrote it, for whom)
         t.produced.update(watched)
@@ -1266,9 +1281,27 @@ def _explained(result: Any, obj: Any) -> bool:
     if result is obj or issubclass(type(result), _LIVE_VIEWS) or _same_memory(result, obj):
         return True
     try:  # one step: a view's base, a proxy's mapping, an iterator's sequence (not an object's attributes' parts)
-        return any(r is obj for r in gc.get_referents(result))
+        return any(r is obj for r in gc.get_referents(result)) or _based_on(result, obj)
     except Exception:
         return False
+
+
+def _based_on(result: Any, obj: Any) -> bool:
+    """An array made over *obj*'s memory (``np.frombuffer(block)``): numpy arrays show the garbage
+    collector no referents, so their ``base`` chain is followed, through a memoryview to what it exports."""
+    base = getattr(result, "base", None) if _buffer_type(type(result)) else None
+    for _ in range(8):
+        if base is None:
+            return False
+        if base is obj:
+            return True
+        if type(base) is memoryview:
+            try:
+                return base.obj is obj
+            except ValueError:  # released
+                return False
+        base = getattr(base, "base", None)
+    return False
 
 
 def _address(buffer: Any) -> tuple[int, int] | None:

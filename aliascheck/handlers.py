@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import io
+import mmap
 import sys
 import threading
 import types
@@ -102,9 +103,34 @@ def _sample(arr: Any) -> bytes | None:
     return arr.tobytes() if arr.nbytes <= SAMPLE_BYTES else None
 
 
+def _released(arr: Any) -> str:
+    """Why *arr*'s memory can no longer be read, or "": numpy drops the buffer it was made over once it
+    has the address, so an array over a shared-memory block or an mmap the program then closed still
+    points into memory that was unmapped (reading it crashes the process). Told by the owners in its
+    ``base`` chain: a released memoryview, a closed mmap."""
+    base = arr.base
+    for _ in range(64):  # a chain of views of views: short in practice
+        if base is None:
+            return ""
+        kind = type(base)
+        if kind is memoryview:  # released: any read raises; else its export keeps its object's memory
+            try:
+                base.nbytes  # noqa: B018
+            except ValueError:
+                return "its memory was released (the memoryview it was made over: a closed shared-memory block)"
+            return ""
+        if kind is mmap.mmap and base.closed:
+            return "its memory was unmapped (a closed mmap)"
+        base = getattr(base, "base", None)
+    return ""
+
+
 def _ndarray(arr: Any) -> Any:
     np = sys.modules["numpy"]
     kind = qualname_of(type(arr))
+    gone = _released(arr) if arr.base is not None else ""
+    if gone:
+        return (Opaque, (kind, gone))
     if arr.dtype.hasobject:
         # Object arrays hold references, not bytes: reduce them to their elements.
         return (stub_type(kind), (str(arr.dtype), arr.shape, arr.tolist()))

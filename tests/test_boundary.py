@@ -1301,3 +1301,65 @@ def test_a_project_modules_function_called_by_attribute_is_known_before_the_call
         assert looked
     finally:
         boundary.stop()
+
+
+SHARED_FRAMES = '''
+    import multiprocessing as mp
+    from multiprocessing import shared_memory
+
+    import numpy as np
+
+    def produce(name, n, ready, go):
+        shm = shared_memory.SharedMemory(name=name)
+        frame = np.ndarray((4,), dtype=np.int64, buffer=shm.buf)
+        for i in range(n):
+            go.wait(30)
+            go.clear()
+            frame[:] = i  # another process refills the one shared frame
+            ready.set()
+        del frame
+        shm.close()
+
+    def run(keep):
+        shm = shared_memory.SharedMemory(create=True, size=32)
+        ready, go = mp.Event(), mp.Event()
+        p = mp.Process(target=produce, args=(shm.name, 3, ready, go))
+        p.start()
+        frames = []
+        try:
+            for _ in range(3):
+                go.set()
+                assert ready.wait(30)
+                ready.clear()
+                view = np.ndarray((4,), dtype=np.int64, buffer=shm.buf)
+                keep(frames, view)
+                del view  # dropped before the next frame: only what frames holds is kept
+            p.join(30)
+            return [f if isinstance(f, int) else int(f[0]) for f in frames]
+        finally:
+            del frames
+            shm.close()  # the program's views are gone: the memory is unmapped now
+            shm.unlink()
+
+    def test_buggy_frames_are_one_live_memory():
+        assert run(lambda frames, view: frames.append(view)) == [2, 2, 2]
+
+    def test_fixed_frames_are_copies():
+        assert run(lambda frames, view: frames.append(view.copy())) == [0, 1, 2]
+
+    def test_reduced_to_numbers_and_dropped():
+        assert run(lambda frames, view: frames.append(int(view.sum()))) == [0, 4, 8]
+'''
+
+
+def test_views_of_memory_another_process_writes(pytester: pytest.Pytester) -> None:
+    # Memory as the identity across processes: a producer process refills a shared-memory block, and
+    # the project keeps views of it. Keeping the views is the bug; a copy, or numbers read from each
+    # view before it is dropped, are clean, and a view only the detector still held is neither judged
+    # nor read after the program closed the block (that read crashed the process).
+    result = run(pytester, SHARED_FRAMES)
+    assert outcomes(result) == {"test_buggy_frames_are_one_live_memory": "FAILED",
+                                "test_fixed_frames_are_copies": "PASSED",
+                                "test_reduced_to_numbers_and_dropped": "PASSED"}, result.stdout.str()
+    result.stdout.fnmatch_lines(["*holds * ndarray* (handed out by np.ndarray(*buffer=shm.buf)), changed after it"
+                                 " was kept*"])

@@ -314,3 +314,27 @@ def test_a_reduction_through_a_bound_method_decodes_to_an_inert_stub():
     """cachetools' cached methods pickle as ``getattr(obj, name)``: decoding calls the stub, never a crash."""
     fp = fingerprint([_ByMethod()])
     assert repr(decode(fp.detail)) == "[<builtins.getattr()>]"
+
+
+@pytest.mark.parametrize("close", ["mmap", "shared_memory"])
+def test_an_array_over_memory_the_program_unmapped_is_unverifiable_not_read(close):
+    # numpy drops the buffer it was made over, so closing the mmap or the shared-memory block succeeds
+    # while an array still points into it; reading its bytes then would crash the process.
+    import mmap
+    from multiprocessing import shared_memory
+
+    if close == "mmap":
+        block = mmap.mmap(-1, 16)
+        arr = np.ndarray((2,), dtype=np.int64, buffer=block)
+        live = fingerprint(arr)
+        block.close()
+    else:
+        shm = shared_memory.SharedMemory(create=True, size=16)
+        arr = np.ndarray((2,), dtype=np.int64, buffer=shm.buf)
+        live = fingerprint(arr)
+        shm.close()
+        shm.unlink()
+    assert live.verifiable
+    gone = fingerprint(arr)
+    assert not gone.verifiable
+    assert "unmapped" in gone.unverifiable()[0][1]

@@ -772,3 +772,15 @@ def cached_lookups() -> tuple[int, list[int]]:
     key = HashCounted(3)
     got = [settings(key)["n"] for _ in range(3)]
     return HashCounted.hashes, got
+
+
+def view_of_a_block(block: bytearray) -> tuple[weakref.ref[object], int]:
+    """A view bound to a local name (marked: a library's array over someone else's memory), reduced to
+    a number and dropped: plain Python frees it at the del, before the function returns."""
+    import numpy as np
+
+    view = np.frombuffer(block, dtype=np.uint8)
+    ref = weakref.ref(view)
+    total = int(view.sum())
+    del view
+    return ref, total

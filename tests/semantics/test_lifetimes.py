@@ -12,6 +12,16 @@ def test_local_dies_on_return() -> None:
     assert fired == [ref]
 
 
+def test_a_view_dropped_by_its_function_is_freed_at_the_del() -> None:
+    block = bytearray(b"\x01\x02")
+    for _ in range(3):  # the second binding at the same line looks at the first one's value
+        ref, total = p.view_of_a_block(block)
+        assert total == 3
+        assert ref() is None
+        block[0] += 1
+        block[0] -= 1
+
+
 def test_no_instances_left_after_calls() -> None:
     p.Tracked.live = type(p.Tracked.live)()
     for _ in range(25):
