@@ -23,7 +23,17 @@ from dataclasses import dataclass
 import xxhash
 
 from .findings import Finding
-from .kinds import CACHE_CHECKS, CHANNELS, CHECKS, COPY_CHECKS, LOAD_METHODS, SHARED_FIX, SHARED_RECEIPT
+from .kinds import (
+    CACHE_CHECKS,
+    CHANNELS,
+    CHECKS,
+    COPY_CHECKS,
+    LOAD_METHODS,
+    SERIALISED,
+    SERIALISED_FIX,
+    SHARED_FIX,
+    SHARED_RECEIPT,
+)
 
 _INDEX = re.compile(r"\[\d+\]")
 _ATTRIBUTE = re.compile(r"^[^.\[]+(\.[^.\[]+)?")  # "Shards.pos" of "Shards.pos['seen']"
@@ -184,6 +194,9 @@ def _gist(bug: Bug) -> str:
         return f"{loader} wrote into the state it was given: {bug.change}"
     if f.kind == "mutation" and f.owner in CHANNELS:
         sender = f"{site.function} ({site})" if site and site.function else f"{f.owner} sender"
+        if f.check == SERIALISED:
+            return f"{sender} handed over tensors or arrays that changed before the worker serialised them: " \
+                   f"{bug.change}"
         if f.check == SHARED_RECEIPT:
             return f"{sender} sent one message object to several receivers; it changed after one took it: " \
                    f"{bug.change}"
@@ -228,7 +241,7 @@ def _fix(bug: Bug) -> str:
         return f"{bug.location}: pass the load a copy it may change (copy.deepcopy(state)), or load without it" \
             if bug.location else "pass the load a copy it may change (copy.deepcopy(state))"
     if f.kind == "mutation" and f.owner in CHANNELS:
-        fix = SHARED_FIX if f.check == SHARED_RECEIPT else CHANNELS[f.owner][1]
+        fix = {SHARED_RECEIPT: SHARED_FIX, SERIALISED: SERIALISED_FIX}.get(f.check, CHANNELS[f.owner][1])
         return f"{site}: {fix}" if site else fix
     if f.kind in ("mutation", "alias"):
         if origin and origin.function.rpartition(".")[2] in LOAD_METHODS:

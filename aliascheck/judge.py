@@ -288,9 +288,10 @@ def _now(obj: Any) -> tuple[Any, Fingerprint]:
 
 
 def message_changed(rec: Record, check: str, now: tuple[Any, Fingerprint] | None = None,
-                    taken: set[int] | None = None) -> bool:
+                    taken: set[int] | None = None, only_bytes: bool = False) -> bool:
     """Compare a message with its value now (or *now*, from :func:`message_value`); report what the
     sender changed. *taken*: ids of arguments a receiver already took (a change there may be theirs).
+    *only_bytes*: only the tensors' and arrays' bytes are judged (its receiver runs with it now).
     Never raises."""
     led = rec.ledger
     try:
@@ -309,6 +310,8 @@ def message_changed(rec: Record, check: str, now: tuple[Any, Fingerprint] | None
         exclude = rec.exclude + taken_paths(rec, taken) if call and taken else rec.exclude
         if exclude:
             changes = [c for c in changes if not any(under(c.path, p) for p in exclude)]
+        if only_bytes:
+            changes = [c for c in changes if c.kind == "bytes"]
         if not changes:  # equal as == compares (a dict's order, a set's), or only in what is not judged
             return False
         if call:

@@ -81,6 +81,7 @@ CHECKS: dict[str, str] = {
     "send": "the message as it was sent (put, submit, Thread(args=...), dumps)",
     "receive": "the receiver taking the message (get, the thread or work item starting, loads)",
     "receive-shared": "another receiver of the same message, after one had taken it (or teardown)",
+    "serialise": "the worker serialising (torch.save, pickle.dump) while it runs the call it was handed",
     "feed": "the feeder thread pickling the message",
     "sync": "the sender's next receive (a reply, a result): it may change the message after that",
     "cache-hit": "a later call of the cache, handing the value out again",
@@ -94,6 +95,10 @@ CHECKS: dict[str, str] = {
 # One message object sent to several receivers, judged after one of them took it: the fix is a copy each.
 SHARED_RECEIPT = "receive-shared"
 SHARED_FIX = "send each receiver its own copy (copy.deepcopy(message)); one receiver's change reaches the others"
+# A call's tensors or arrays judged when its worker serialises them (torch.save, pickle.dump) while it runs.
+SERIALISED = "serialise"
+SERIALISED_FIX = ("snapshot the tensors and arrays before the hand-off (t.detach().clone(), a.copy()): "
+                  "the worker serialises them later")
 CACHE_CHECKS = ("cache-hit", "cache")  # lru_cache/cache/cached_property values (plugins/caches.py)
 COPY_CHECKS = ("copy", "copy-teardown")  # the parts a copy.copy/dataclasses.replace result shares
 

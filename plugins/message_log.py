@@ -33,7 +33,7 @@ import aliascheck.ledger as _ledger
 import aliascheck.mutability as mutability
 import aliascheck.records as records
 import aliascheck.sites as sites
-from aliascheck.kinds import SHARED_RECEIPT
+from aliascheck.kinds import SERIALISED, SHARED_RECEIPT
 from aliascheck.records import Record
 
 # The channels, as findings name their owner (aliascheck.kinds.CHANNELS says how to render them).
@@ -72,7 +72,7 @@ def _forked() -> None:
     global _pid
     _pid = os.getpid()
     for table in (_received, _pickled, _buffers, _handed, _checks, _taken, _pending, _flat, _sends,
-                  _contexts):
+                  _contexts, _serialising):
         table.clear()
 
 
@@ -301,13 +301,57 @@ def _unsend(store: dict[int, Any], rec: Any) -> None:
             next(entry[2].unsent)  # not sent after all: taken off its count at teardown
 
 
-def _receive(key: Any) -> None:
-    """*key* reached its receiver: judge it once more, then it is the receiver's. Never raises."""
-    rec = _received.pop(id(key), None)  # a record holds its key: the id is this object's
+def _receive(key: Any, calls: bool = True) -> Record | None:
+    """*key* reached its receiver: judge it once more, then it is the receiver's (its record returned,
+    None when it had none). *calls* False: taken off a queue, where a call's work item (an executor's
+    own queue) is not yet received: it is when it runs. Never raises."""
+    rec = _received.get(id(key))  # a record holds its key: the id is this object's
     if rec is not None:
+        if not calls and rec.kind == "call":
+            return None
+        if _received.pop(id(key), None) is not rec:  # another thread's receive took it meanwhile
+            return None
         _judge_received(rec)
     elif _flat and (entry := _flat.pop(id(key), None)) is not None:
         _received_flat(key, entry)
+    return rec
+
+
+# -- late serialisation ------------------------------------------------------------
+# Thread ident -> the call (a work item's, a thread's arguments) that thread is running. A worker that
+# serialises later (torch.save, pickle.dump in a background checkpoint writer) writes what its
+# arguments hold then: the tensors and arrays it was handed must still hold the bytes they held at
+# the hand-off. Only their bytes are judged there: what the worker does to its own containers (a key
+# it adds) is its intent, and only buffers change in place behind a reference (an optimizer's step).
+_serialising: dict[int, Record] = {}
+
+
+def running(rec: Record | None) -> int | None:
+    """This thread starts running the call *rec* (None: not a recorded call); returns the token for
+    :func:`done`."""
+    if rec is None or rec.kind != "call":
+        return None
+    ident = threading.get_ident()
+    _serialising[ident] = rec
+    return ident
+
+
+def done(ident: int | None) -> None:
+    if ident is not None:
+        _serialising.pop(ident, None)
+
+
+def serialised() -> None:
+    """This thread serialises something now: if it is running a recorded call, the tensors and arrays
+    that call was handed are judged against the hand-off (once a finding, no more). Never raises."""
+    rec = _serialising.get(threading.get_ident())
+    if rec is None or rec.flagged:
+        return
+    led = rec.ledger
+    if not led.recording or led.pid != _pid:
+        return
+    _checked(led)
+    judge.message_changed(rec, SERIALISED, only_bytes=True)
 
 
 def _judge_received(rec: Record) -> None:

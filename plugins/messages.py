@@ -139,7 +139,7 @@ def _get(original: Any) -> Any:
         if _flat and (entry := _flat.pop(id(item), None)) is not None:  # never an atom's id
             _received_flat(item, entry)
         elif _received and type(item) not in mutability.ATOMS:
-            _receive(item)
+            _receive(item, calls=False)
         if _pickled:
             _synchronized()
         return item
@@ -188,7 +188,7 @@ def _get_nowait(original: Any) -> Any:
         if _flat and (entry := _flat.pop(id(item), None)) is not None:  # never an atom's id
             _received_flat(item, entry)
         elif _received and type(item) not in mutability.ATOMS:
-            _receive(item)
+            _receive(item, calls=False)
         return item
 
     return get_nowait
@@ -282,9 +282,13 @@ def _work_item(original: Any, store: dict[int, Record], owner: str, skip: frozen
 def _run(original: Any) -> Any:
     @functools.wraps(original)
     def run(self: Any) -> Any:
-        if _received:
-            _receive(self)
-        return original(self)
+        if not _received:
+            return original(self)
+        token = message_log.running(_receive(self))
+        try:
+            return original(self)
+        finally:
+            message_log.done(token)
 
     return run
 
@@ -317,9 +321,13 @@ def _bootstrap_inner(original: Any) -> Any:
     # start() is seen here, and after it the thread owns its arguments.
     @functools.wraps(original)
     def _bootstrap_inner(self: Any) -> Any:
-        if _received:
-            _receive(self)
-        return original(self)
+        if not _received:
+            return original(self)
+        token = message_log.running(_receive(self))
+        try:
+            return original(self)
+        finally:
+            message_log.done(token)
 
     return _bootstrap_inner
 
@@ -380,6 +388,8 @@ def _taking(original: Any) -> Any:
 def _dumps(original: Any) -> Any:
     @functools.wraps(original)
     def dumps(*args: Any, **kwargs: Any) -> Any:
+        if message_log._serialising:
+            message_log.serialised()
         callback = kwargs.get("buffer_callback")
         if callback is None or (led := _recording()) is None:
             return original(*args, **kwargs)

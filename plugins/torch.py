@@ -11,6 +11,8 @@ pytorch/rl#3966). Fingerprints hash tensor bytes in place: no copy of a paramete
 
 from __future__ import annotations
 
+import functools
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +20,7 @@ import torch
 
 from aliascheck.discovery import subclasses, watch_all
 from aliascheck.hookspecs import hookimpl
-from aliascheck.instrument import instrument, undo_all
+from aliascheck.instrument import instrument, patch, undo_all
 from aliascheck.probe import trust
 
 REQUIRES = "torch"
@@ -39,4 +41,20 @@ def aliascheck_install(options: Any) -> Callable[[], None]:
     for library in LIBRARY:
         undos.append(watch_all(subclasses(library)))
         undos.append(trust(library))
+    undos.append(patch(torch, "save", _saving))
     return undo_all(undos)
+
+
+def _saving(original: Any) -> Any:
+    """``torch.save``: a worker thread serialising what it was handed (a background checkpoint writer)
+    has the tensors judged against the hand-off first (the messages adapter's late serialisation)."""
+
+    @functools.wraps(original)
+    def save(*args: Any, **kwargs: Any) -> Any:
+        # Not imported: no message was recorded, nothing is being serialised late (a child process).
+        log = sys.modules.get("aliascheck.plugins.message_log")
+        if log is not None and log._serialising:
+            log.serialised()
+        return original(*args, **kwargs)
+
+    return save

@@ -400,6 +400,74 @@ def test_one_message_sent_to_several_receivers_must_reach_each_as_sent(pytester)
                                  " receivers; it changed after one took it: *list grew from 2 to 3 items*"])
 
 
+def test_tensors_and_arrays_handed_to_a_worker_are_judged_when_it_serialises_them(pytester):
+    # Late serialisation: a background writer (an executor's work item, a thread's target) that
+    # serialises later writes what its arguments hold then. A change of their tensors' or arrays'
+    # bytes after the hand-off, before the worker's torch.save/pickle.dump, is the sender's; the
+    # worker's own edits of its containers, a snapshot, and a save that ends first are clean.
+    pytester.makepyfile(test_late="""
+        import io
+        import pickle
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        import numpy as np
+        import torch
+
+        def save_when(free, checkpoint, out):
+            assert free.wait(30)  # the writer is busy until then
+            checkpoint["saved_by"] = "writer"  # its own key: its intent
+            torch.save(checkpoint, out)
+
+        def run(snapshot):
+            model = torch.nn.Linear(2, 1)
+            free, out = threading.Event(), io.BytesIO()
+            state = model.state_dict()
+            if snapshot:
+                state = {k: v.detach().clone() for k, v in state.items()}
+            with ThreadPoolExecutor(1) as pool:
+                pool.submit(save_when, free, {"model": state, "step": 1}, out)
+                with torch.no_grad():
+                    model.bias.add_(1.0)  # the next step, in place
+                free.set()
+
+        def test_buggy_executor():
+            run(snapshot=False)
+
+        def test_fixed_executor():
+            run(snapshot=True)
+
+        def test_saved_before_the_step():
+            model = torch.nn.Linear(2, 1)
+            with ThreadPoolExecutor(1) as pool:
+                pool.submit(torch.save, model.state_dict(), io.BytesIO()).result()
+            with torch.no_grad():
+                model.bias.add_(1.0)
+
+        def dump_when(free, frames, out):
+            assert free.wait(30)
+            pickle.dump(frames, out)
+
+        def test_buggy_thread_pickles_a_refilled_array():
+            frame, free, out = np.zeros(3), threading.Event(), io.BytesIO()
+            writer = threading.Thread(target=dump_when, args=(free, [frame], out))
+            writer.start()
+            frame[:] = 7  # refilled before the writer pickles it
+            free.set()
+            writer.join()
+    """)
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines([
+        "*run (test_late.py:21) handed over tensors or arrays that changed before the worker serialised them:"
+        " *" + _literal("['model']['bias']: tensor bytes changed") + "*",
+        "*fix:      test_late.py:21: snapshot the tensors and arrays before the hand-off (t.detach().clone(),*",
+    ])
+    result.stdout.fnmatch_lines(["*test_buggy_thread_pickles_a_refilled_array (test_late.py:45) handed over tensors or"
+                                 " arrays that changed before the worker serialised them: *array bytes changed*"])
+    result.stdout.no_fnmatch_line("*saved_by*")
+
+
 def test_messages_are_not_recorded_without_the_flag_or_from_library_code(pytester):
     pytester.makepyfile(test_plain="""
         import queue
