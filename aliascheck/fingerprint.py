@@ -150,6 +150,7 @@ class _Pickler(pickle.Pickler):
         self.seen: list[Any] | None = None  # the tensors/arrays met on the way, when asked for
         self.seen_types: tuple[type, ...] = ()
         self.then: dict[int, Any] | None = None  # id -> a reduction to use in place of the object's own
+        self.reductions: list[Any] | None = None  # the reductions of what ``seen`` got, in its order
 
     def reducer_override(self, obj: Any) -> Any:
         handler = handlers.handler_for(type(obj))
@@ -159,7 +160,11 @@ class _Pickler(pickle.Pickler):
             return reduced
         if self.seen is not None and isinstance(obj, self.seen_types):
             self.seen.append(obj)
-        reduced = handler(obj)
+            reduced = handler(obj)
+            if self.reductions is not None:
+                self.reductions.append(reduced)
+        else:
+            reduced = handler(obj)
         if reduced is not NotImplemented and handlers.unreadable(reduced):
             self.opaque += 1
         return reduced
@@ -170,11 +175,12 @@ REUSE_MEMO = 256  # see encode()
 
 
 def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...] = (),
-           then: dict[int, Any] | None = None) -> tuple[bytes, int]:
+           then: dict[int, Any] | None = None, reductions: list[Any] | None = None) -> tuple[bytes, int]:
     """The detail stream of *obj* and its count of opaque parts (raises what pickling raises).
 
     *seen*: a list to append each object of *seen_types* met on the way to, each once.
     *then*: tensors' and arrays' reductions by id, read earlier: used in place of reading them now.
+    *reductions*: a list to get the reduction of each object *seen* gets, in the same order.
     """
     # The thread's pickler is taken out while in use, so a reduction that asks
     # for a fingerprint of its own (re-entry) gets a fresh one.
@@ -182,12 +188,12 @@ def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...]
     stream = None
     try:
         pickler.opaque = 0
-        pickler.seen, pickler.seen_types, pickler.then = seen, seen_types, then
+        pickler.seen, pickler.seen_types, pickler.then, pickler.reductions = seen, seen_types, then, reductions
         pickler.dump(obj)
         stream = pickler.buffer.getvalue()
         return stream, pickler.opaque
     finally:
-        pickler.seen = pickler.then = None
+        pickler.seen = pickler.then = pickler.reductions = None
         # clear_memo() zeroes the whole memo table, and the table never shrinks: after one
         # large value, every later tiny fingerprint on this thread would pay for it (640 us
         # instead of 3 after a 200k-object list). So a pickler that memoized more than
@@ -242,21 +248,25 @@ _HEAPTYPE = 1 << 9
 
 
 def fingerprint(obj: Any, limits: Limits = DEFAULT_LIMITS, seen: list[Any] | None = None,
-                seen_types: tuple[type, ...] = (), then: dict[int, Any] | None = None) -> Fingerprint:
+                seen_types: tuple[type, ...] = (), then: dict[int, Any] | None = None,
+                reductions: list[Any] | None = None) -> Fingerprint:
     """Fingerprint *obj*. Never raises for the value's sake; unreadable parts are marked.
 
     *seen*: a list that gets every object of *seen_types* the fingerprint met (the
     tensors and arrays of a snapshot, found by the same C-speed pass, no second walk).
     *then*: the reductions of some tensors/arrays in it as read earlier (:func:`encode`): the
-    value as it was then, when only those can have changed since.
+    value as it was then, when only those can have changed since. *reductions*: gets the reduction
+    of each object *seen* gets (same order), for a later *then*.
     """
     exact = True
     guard.enter()  # the state methods pickling calls are part of this value, not handovers of their own
     try:
-        stream, opaque = encode(obj, seen, seen_types, then)
+        stream, opaque = encode(obj, seen, seen_types, then, reductions)
     except Exception:
         if seen is not None:
             seen.clear()  # the walk's shadows are not the objects: the caller walks itself
+        if reductions is not None:
+            reductions.clear()
         # RecursionError included: the walk has its own depth limit.
         from .walk import walk
 

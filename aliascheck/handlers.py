@@ -178,6 +178,51 @@ def _tensor(t: Any) -> Any:
     return (BufferToken, (kind, dtype, shape, device, digest_bytes(raw)))
 
 
+def unwritten_proof(buffers: list[Any], reductions: list[Any]) -> list[tuple[Any, ...]]:
+    """What proves a CPU tensor unwritten later, for each tensor in *buffers* read in place (its
+    reduction in *reductions*): ``(tensor, _version, data_ptr, storage users, references, reduction)``.
+
+    Every in-place write through the tensor or a view of it bumps ``_version``; ``.data`` and
+    ``.detach()`` aliases add a user to the storage, a NumPy view a reference to the tensor. With all
+    four unchanged, nothing can have written it since, but a view made and dropped in between."""
+    torch = sys.modules.get("torch")
+    if torch is None or len(buffers) != len(reductions):
+        return []
+    proof = []
+    for i in range(len(buffers)):  # by index: a zip's reused tuple would hold the tensor once more
+        t = buffers[i]
+        reduced = reductions[i]
+        if type(t) is not torch.Tensor or type(reduced) is not tuple or reduced[0] is not BufferToken:
+            continue
+        token = reduced[1]
+        if len(token) < 5 or token[3] != "cpu" or token[4] is None:
+            continue
+        refs = sys.getrefcount(t)  # buffers' entry, t and the argument: as still_unwritten counts
+        proof.append((t, t._version, t.data_ptr(), _storage_users(t), refs, reduced))
+    return proof
+
+
+def still_unwritten(proof: list[tuple[Any, ...]]) -> dict[int, Any]:
+    """The reductions, by id, of the tensors in *proof* nothing can have written since it was made
+    (for :func:`aliascheck.fingerprint.fingerprint`'s *then*); the others are read again."""
+    then = {}
+    for entry in proof:
+        t = entry[0]
+        refs = sys.getrefcount(t)  # the proof's entry, t and the argument
+        try:
+            same = (t._version == entry[1] and t.data_ptr() == entry[2] and refs == entry[4]
+                    and _storage_users(t) == entry[3] and tuple(t.shape) == entry[5][1][2])
+        except Exception:
+            same = False
+        if same:
+            then[id(t)] = entry[5]
+    return then
+
+
+def _storage_users(t: Any) -> int:
+    return sys.modules["torch"]._C._storage_Use_Count(t.untyped_storage()._cdata)
+
+
 def _bind_lazy(cls: type) -> None:
     """Register the torch/numpy handlers once their package is imported."""
     root = (cls.__module__ or "").partition(".")[0]

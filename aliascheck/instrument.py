@@ -181,7 +181,7 @@ def load_enter(node: Any, state: Any, kind: str) -> Any:
     if state is MISSING or state is None:
         before = None
     else:
-        before = led.loaded(state, node, kind)
+        before = led.loaded(state, node, kind, after=True)
     _tls.depth, _tls.nested = 1, None
     return Loading(led, state, before)
 
@@ -206,6 +206,8 @@ def load_exit(token: Any, node: Any, raised: bool) -> None:
         # Held by the call's arguments (the wrapper's tuple or the method's parameter), this name and
         # after_load's parameter.
         led.after_load(state, node, before, local_refs=3)
+    elif before is not None:
+        led.load_raised(state)
 
 
 def _state_parameter(original: Any) -> tuple[int, str | None]:

@@ -65,6 +65,8 @@ class Ledger:
         self.pid = os.getpid()
         self.lock = threading.RLock()
         self.records: dict[int, Record] = {}
+        # (thread, id(state)) -> a load's proof that its tensors are unwritten (handlers.unwritten_proof)
+        self._loading: dict[tuple[int, int], list[tuple[Any, ...]]] = {}
         # Live parts of snapshots -> the record they were last handed over in: what an inner
         # state method returned (by id), and tensors/arrays (by the memory they view).
         self.parts: dict[Any, tuple[Record, int]] = {}  # key -> (record, id of the part inside its snapshot)
@@ -327,17 +329,25 @@ class Ledger:
                     found += [(prefix + p, o) for p, o in probe.aliases(part, inner_owner, type(inner_owner).__name__)]
         self._probed[key] = rec.shares = rec.aliases = found
 
-    def loaded(self, state: Any, node: Any, kind: str) -> Fingerprint | None:
+    def loaded(self, state: Any, node: Any, kind: str, after: bool = False) -> Fingerprint | None:
         """Check what comes back through reset/load_state_dict, then record it as the caller's.
 
-        Returns the state's fingerprint as the load begins, for :meth:`after_load`.
+        Returns the state's fingerprint as the load begins, for :meth:`after_load` (*after*: it will
+        be called, or :meth:`load_raised`: what proves the tensors unwritten is kept for it).
         """
         if not self.recording or os.getpid() != self.pid or state is None:
             return None
         if self.adopters and (adopted := self.adopters.pop(id(node), None)) is not None and adopted.obj is not state:
             judge.adopted_changed(self, adopted, "adopted")  # loading anew: what it adopted at its last load
         buffers: list[Any] = []  # the tensors/arrays in it, met by the fingerprint's own pass
-        now = fingerprint(state, seen=buffers, seen_types=probe.buffer_types())  # after_load's baseline too
+        reductions: list[Any] = []
+        # after_load's baseline too
+        now = fingerprint(state, seen=buffers, seen_types=probe.buffer_types(), reductions=reductions)
+        # What proves a tensor unwritten by the load, so that after_load reuses its read (by thread: a
+        # load is one call in one thread).
+        if after:
+            self._loading[(threading.get_ident(), id(state))] = handlers.unwritten_proof(buffers, reductions)
+        del reductions
         back: list[tuple[Record, int]] = []
         # Nothing inside to find unless parts are indexed or a record other than the state's exists.
         if self.parts or len(self.records) > (id(state) in self.records):
@@ -382,11 +392,13 @@ class Ledger:
         """The load itself must not write into the caller's state (``assign=True`` setting
         ``sd._metadata``): compared right after the loading method returns (rule *Loads*).
         *local_refs*: the references the load's recording holds to *state*, this parameter's included."""
+        proof = self._loading.pop((threading.get_ident(), id(state)), None)
         rec = self.records.get(id(state))
         if rec is None or rec.obj is not state or rec.flagged:
             return
         self._note_adopted(rec, node)
-        fp = fingerprint(state)
+        fp = fingerprint(state, then=handlers.still_unwritten(proof) if proof else None)
+        del proof
         with self.lock:
             self.stats.checked += 1
             if fp.digest == before.digest or rec.flagged:
@@ -403,6 +415,10 @@ class Ledger:
                 origin=sites.origin(type(node), LOAD_METHODS, users_only=False),
             )
             rec.flagged = rec.flagged or bool(found)
+
+    def load_raised(self, state: Any) -> None:
+        """The load raised: its proof is dropped (it holds the state's tensors)."""
+        self._loading.pop((threading.get_ident(), id(state)), None)
 
     def _note_adopted(self, rec: Record, node: Any) -> None:
         """What a project's node kept of the state it loaded: judged from now on whether or not the

@@ -405,3 +405,64 @@ def test_a_snapshot_new_but_for_a_tensor_loaded_into_a_node_that_keeps_it_is_jud
     other.step()
     assert [(f.kind, f.path) for f in session.end_test(0) if f.severity == "error"] == [
         ("mutation", "['offset']")]
+
+
+# -- a load's tensors read once when nothing can have written them --------------------------------
+
+class _Weights:
+    """Loads by copying the given tensors into its own (as torch's default load does); *write* says
+    how the load also writes into the caller's tensor, if at all."""
+
+    def __init__(self, write: str) -> None:
+        import torch
+
+        self.w = torch.zeros(4)
+        self.write = write
+        self.kept: object = None
+
+    def state_dict(self) -> dict[str, object]:
+        return {"w": self.w.clone()}
+
+    def load_state_dict(self, sd: dict[str, object]) -> None:
+        given = sd["w"]
+        self.w.copy_(given)
+        if self.write == "in place":
+            given.add_(1)
+        elif self.write == "numpy view kept":
+            self.kept = given.numpy()
+            self.kept[0] = 5
+        elif self.write == "data alias kept":
+            self.kept = given.data
+            self.kept[0] = 7
+
+
+@pytest.mark.parametrize("write", ["none", "in place", "numpy view kept", "data alias kept"])
+def test_a_loads_tensor_is_read_again_unless_nothing_can_have_written_it(monkeypatch, write):
+    # The load's own write into the caller's state is a finding (rule Loads): it is read again after
+    # the load unless its version, storage users and references all prove it unwritten.
+    torch = pytest.importorskip("torch")
+    import aliascheck.handlers as handlers
+
+    reads: list[int] = []
+    digest = handlers.digest_bytes
+    monkeypatch.setattr(handlers, "digest_bytes", lambda data: reads.append(len(bytes(data))) or digest(data))
+    session = Session(Options(enabled=True, steps=0))
+    session.start()
+    undo = instrument(_Weights)
+    try:
+        node = _Weights(write)
+        checkpoint = {"w": torch.ones(4)}
+        session.begin_test("load")
+        reads.clear()
+        node.load_state_dict(checkpoint)
+        after_load = len(reads)
+        found = session.end_test(0)
+    finally:
+        undo()
+        session.stop()
+    written = [f for f in session.findings if f.kind == "mutation" and f.check == "load"]
+    if write == "none":
+        assert after_load == 1 and not written, (reads, found)  # read at the load's start only
+    else:
+        assert after_load == 2, reads
+        assert written, session.findings
