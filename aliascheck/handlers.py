@@ -178,6 +178,10 @@ def _tensor(t: Any) -> Any:
     return (BufferToken, (kind, dtype, shape, device, digest_bytes(raw)))
 
 
+# Below this size, reading a tensor again costs less than proving it unwritten (~3 us a tensor).
+PROOF_BYTES = 1 << 16
+
+
 def unwritten_proof(buffers: list[Any], reductions: list[Any]) -> list[tuple[Any, ...]]:
     """What proves a CPU tensor unwritten later, for each tensor in *buffers* read in place (its
     reduction in *reductions*): ``(tensor, _version, data_ptr, storage users, references, reduction)``.
@@ -195,7 +199,7 @@ def unwritten_proof(buffers: list[Any], reductions: list[Any]) -> list[tuple[Any
         if type(t) is not torch.Tensor or type(reduced) is not tuple or reduced[0] is not BufferToken:
             continue
         token = reduced[1]
-        if len(token) < 5 or token[3] != "cpu" or token[4] is None:
+        if len(token) < 5 or token[3] != "cpu" or token[4] is None or t.nbytes < PROOF_BYTES:
             continue
         refs = sys.getrefcount(t)  # buffers' entry, t and the argument: as still_unwritten counts
         proof.append((t, t._version, t.data_ptr(), _storage_users(t), refs, reduced))

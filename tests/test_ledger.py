@@ -416,7 +416,7 @@ class _Weights:
     def __init__(self, write: str) -> None:
         import torch
 
-        self.w = torch.zeros(4)
+        self.w = torch.zeros(1 << 15)  # 128 KiB: big enough to be worth proving unwritten
         self.write = write
         self.kept: object = None
 
@@ -451,7 +451,7 @@ def test_a_loads_tensor_is_read_again_unless_nothing_can_have_written_it(monkeyp
     undo = instrument(_Weights)
     try:
         node = _Weights(write)
-        checkpoint = {"w": torch.ones(4)}
+        checkpoint = {"w": torch.ones(1 << 15)}
         session.begin_test("load")
         reads.clear()
         node.load_state_dict(checkpoint)
