@@ -81,8 +81,21 @@ class Expect:
 @dataclass(frozen=True, slots=True)
 class Variant:
     name: str
-    file: Path
+    file: Path  # a script, or a project's directory (its pyproject.toml, src/ package and tests/)
     expect: Expect
+
+    @property
+    def project(self) -> bool:
+        """A small project run from its own directory with ``python -m pytest --aliascheck``, as users run it."""
+        return self.file.is_dir()
+
+    @property
+    def shown(self) -> Path:
+        """The file that tells the variants apart: the script, or the project's one module under ``src/``."""
+        if not self.project:
+            return self.file
+        modules = sorted(p for p in (self.file / "src").rglob("*.py") if p.name != "__init__.py")
+        return modules[0] if modules else self.file / "pyproject.toml"
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,8 +208,11 @@ def _variants(where: str, directory: Path, data: dict[str, Any]) -> dict[str, Va
                         table.get("gap", ""), table.get("note", ""))
         _check_expect(where, prefix, expect)
         script = directory / table.get("file", f"{name}.py")
-        if not script.is_file():
-            raise CorpusError(f"{where}: field {prefix}.file: {script.name} does not exist")
+        if "file" not in table and not script.exists() and (directory / name / "pyproject.toml").is_file():
+            script = directory / name  # a project variant: corpus/<id>/<variant>/pyproject.toml
+        if not (script.is_file() or (script.is_dir() and (script / "pyproject.toml").is_file())):
+            raise CorpusError(f"{where}: field {prefix}.file: {script.name} does not exist (a script, or a "
+                              "project directory with a pyproject.toml)")
         out[name] = Variant(name, script, expect)
     return out
 
@@ -474,11 +490,12 @@ def show(entry: Entry) -> str:
     lines += [f"          {url}" for url in entry.also]
     lines += [f"affected: {entry.affected}", "", entry.summary, ""]
     for v in entry.variants.values():
-        lines.append(f"== {v.name} ({v.file.name}): expected {v.expect.verdict} {v.expect.pattern()}".rstrip()
+        shown = v.shown.relative_to(entry.dir) if v.project else v.file.name
+        lines.append(f"== {v.name} ({shown}): expected {v.expect.verdict} {v.expect.pattern()}".rstrip()
                      + (f"  [gap: {v.expect.gap}]" if v.expect.gap else ""))
         if v.expect.note:
             lines.append(f"   note: {v.expect.note}")
-        lines += ["", v.file.read_text(encoding="utf-8").rstrip(), ""]
+        lines += ["", v.shown.read_text(encoding="utf-8").rstrip(), ""]
     return "\n".join(lines)
 
 

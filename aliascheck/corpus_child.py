@@ -26,7 +26,9 @@ import importlib.util
 import json
 import os
 import runpy
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -88,6 +90,8 @@ def run_variant(entry: Entry, variant: Variant) -> dict[str, Any]:
         hint = f" (pip install 'aliascheck[{EXTRAS[top]}]')" if top in EXTRAS else ""
         return {"state": "skip", "error": f"needs {missing[0]}{hint}", "findings": [], "seconds": 0.0,
                 "threads": []}
+    if variant.project:
+        return run_project(entry, variant)
     for module in frameworks(entry, variant):
         importlib.import_module(module)
     before = set(threading.enumerate())
@@ -131,6 +135,34 @@ def run_variant(entry: Entry, variant: Variant) -> dict[str, Any]:
         saved.restore()
     return {"state": state, "error": error, "findings": findings, "seconds": time.perf_counter() - start,
             "threads": _left_running(before)}
+
+
+def run_project(entry: Entry, variant: Variant) -> dict[str, Any]:
+    """A project variant, run as its users run it: ``python -m pytest --aliascheck`` in its own
+    directory (its pyproject.toml configures pytest; no aliascheck configuration). Its tests failing
+    is the variant's verdict, not an error: the findings come from the JSON report."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="aliascheck-corpus-") as tmp:
+        report = Path(tmp) / "report.json"
+        args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--aliascheck",
+                f"--aliascheck-report={report}"]
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
+        try:
+            proc = subprocess.run(args, cwd=variant.file, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True, timeout=max(entry.timeout - 5, 5), check=False)
+        except subprocess.TimeoutExpired:
+            return {"state": "error", "error": f"python -m pytest did not finish in {entry.timeout - 5:.0f} s",
+                    "findings": [], "seconds": time.perf_counter() - start, "threads": []}
+        sys.stderr.write(proc.stdout)
+        # 0: passed, 1: tests failed (a finding fails its test). Anything else is the run's own error.
+        if proc.returncode not in (0, 1) or not report.is_file():
+            tail = "\n".join(proc.stdout.splitlines()[-MAX_ERROR_LINES:])
+            return {"state": "error", "error": f"python -m pytest exited with {proc.returncode}:\n{tail}",
+                    "findings": [], "seconds": time.perf_counter() - start, "threads": []}
+        findings = json.loads(report.read_text(encoding="utf-8"))["findings"]
+    for finding in findings:
+        finding.pop("bug", None)
+    return {"state": "ok", "error": "", "findings": findings, "seconds": time.perf_counter() - start, "threads": []}
 
 
 def _run(path: str, session: Session) -> dict[str, Any]:

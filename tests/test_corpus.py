@@ -406,3 +406,66 @@ def test_the_documented_install_leaves_no_entry_to_skip() -> None:
     missing = {(e.id, name) for e in corpus.discover(CORPUS) for name in e.requires
                if importlib.util.find_spec(name) is None}
     assert not missing
+
+
+# -- project variants: a directory run with python -m pytest --aliascheck ----------------------
+
+PROJECT_MODULE = """\
+class Box:
+    def __init__(self):
+        self.items = []
+
+    def state_dict(self):
+        return {{"items": {returned}}}
+
+    def load_state_dict(self, state):
+        self.items = list(state["items"])
+"""
+
+PROJECT_TEST = """\
+from boxes.box import Box
+
+
+def test_restore():
+    box = Box()
+    saved = box.state_dict()
+    box.items.append(1)
+    Box().load_state_dict(saved)
+"""
+
+
+def make_project(root: Path, variant: str, returned: str, test: str = PROJECT_TEST) -> None:
+    project = root / variant
+    (project / "src" / "boxes").mkdir(parents=True)
+    (project / "tests").mkdir()
+    (project / "pyproject.toml").write_text('[project]\nname = "boxes"\nversion = "0"\n\n[tool.pytest.ini_options]\n'
+                                            'pythonpath = ["src"]\ntestpaths = ["tests"]\n')
+    (project / "src" / "boxes" / "__init__.py").write_text("")
+    (project / "src" / "boxes" / "box.py").write_text(PROJECT_MODULE.format(returned=returned))
+    (project / "tests" / "test_box.py").write_text(test)
+
+
+def test_a_project_variant_runs_from_its_own_directory_with_no_configuration(tmp_path: Path) -> None:
+    directory = tmp_path / "box-project"
+    directory.mkdir()
+    (directory / "entry.toml").write_text(entry_toml("box-project", extra="",
+                                                     buggy='expect = "flag"\nowner = "boxes.box.Box"\npath = "*"'))
+    make_project(directory, "buggy", "self.items")
+    make_project(directory, "fixed", "list(self.items)")
+    entry = corpus.load_entry(directory)
+    assert entry.variants["buggy"].project and entry.variants["buggy"].shown.name == "box.py"
+    assert "self.items" in corpus.show(entry)
+    results = corpus.run([entry])
+    assert [(r.variant, r.got, r.status) for r in results] == [("buggy", "flag", "ok"), ("fixed", "clean", "ok")]
+
+
+def test_a_project_whose_tests_cannot_run_is_an_error(tmp_path: Path) -> None:
+    directory = tmp_path / "broken"
+    directory.mkdir()
+    (directory / "entry.toml").write_text(entry_toml("broken", extra=""))
+    make_project(directory, "buggy", "self.items", test="import no_such_module_for_aliascheck\n")
+    make_project(directory, "fixed", "list(self.items)")
+    buggy, fixed = corpus.run([corpus.load_entry(directory)])
+    assert (buggy.got, buggy.status) == ("error", "mismatch")
+    assert "python -m pytest exited with 2" in buggy.detail
+    assert fixed.got == "clean"

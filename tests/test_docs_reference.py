@@ -96,7 +96,10 @@ def test_every_corpus_entry_has_a_label_and_its_code():
     assert entries
     for entry in entries:
         assert f".. _corpus-{entry}:\n" in text
-        assert f"corpus/{entry}/buggy.py" in text and f"/corpus/{entry}/fixed.py" in text
+        if (DOCS.parent / "corpus" / entry / "buggy" / "pyproject.toml").is_file():  # a project: its src module
+            assert f"corpus/{entry}/buggy/src/" in text and f"/corpus/{entry}/fixed/src/" in text
+        else:
+            assert f"corpus/{entry}/buggy.py" in text and f"/corpus/{entry}/fixed.py" in text
 
 
 def test_every_generated_section_is_on_a_page():

@@ -358,12 +358,14 @@ def corpus_rst() -> list[str]:
             expect = variant.expect
             said = expect.verdict + (f" ``{expect.kind}``" if expect.kind else "")
             said += f" on ``{expect.owner} {expect.path}``".rstrip() if expect.owner or expect.path else ""
-            lines += [f"- ``{variant.file.name}``: {said}" + (f". {_text(expect.note)}" if expect.note else "")
+            name = variant.shown.relative_to(entry.dir).as_posix() if variant.project else variant.file.name
+            lines += [f"- ``{name}``: {said}" + (f". {_text(expect.note)}" if expect.note else "")
                       + (f" Known gap: {_text(expect.gap)}" if expect.gap else "")]
         lines.append("")
-        buggy, fixed = (_from_docs(entry.variants[name].file) for name in ("buggy", "fixed"))
-        lines += [f".. literalinclude:: {buggy}", "   :language: python", f"   :caption: corpus/{entry.id}/buggy.py",
-                  "", "The correct code, as a diff from ``buggy.py``:", "",
+        shown = entry.variants["buggy"].shown.relative_to(entry.dir).as_posix()
+        buggy, fixed = (_from_docs(entry.variants[name].shown) for name in ("buggy", "fixed"))
+        lines += [f".. literalinclude:: {buggy}", "   :language: python", f"   :caption: corpus/{entry.id}/{shown}",
+                  "", f"The correct code, as a diff from ``{shown}``:", "",
                   f".. literalinclude:: {fixed}", f"   :diff: {buggy}", ""]
     return lines
 

@@ -1,0 +1,3 @@
+from ckptio.async_io import AsyncCheckpointIO, MemoryCheckpointIO
+
+__all__ = ["AsyncCheckpointIO", "MemoryCheckpointIO"]

@@ -1,0 +1,3 @@
+from chatlayer.layer import InMemoryLayer
+
+__all__ = ["InMemoryLayer"]
