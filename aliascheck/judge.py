@@ -288,10 +288,11 @@ def _now(obj: Any) -> tuple[Any, Fingerprint]:
 
 
 def message_changed(rec: Record, check: str, now: tuple[Any, Fingerprint] | None = None,
-                    taken: set[int] | None = None, only_bytes: bool = False) -> bool:
+                    taken: set[int] | None = None, only_bytes: bool = False, within: str = "") -> bool:
     """Compare a message with its value now (or *now*, from :func:`message_value`); report what the
     sender changed. *taken*: ids of arguments a receiver already took (a change there may be theirs).
-    *only_bytes*: only the tensors' and arrays' bytes are judged (its receiver runs with it now).
+    *only_bytes*: only the tensors' and arrays' bytes are judged (its receiver runs with it now);
+    *within*: only the changes under this path are.
     Never raises."""
     led = rec.ledger
     try:
@@ -311,7 +312,7 @@ def message_changed(rec: Record, check: str, now: tuple[Any, Fingerprint] | None
         if exclude:
             changes = [c for c in changes if not any(under(c.path, p) for p in exclude)]
         if only_bytes:
-            changes = [c for c in changes if c.kind == "bytes"]
+            changes = [c for c in changes if c.kind == "bytes" and (not within or under(c.path, within))]
         if not changes:  # equal as == compares (a dict's order, a set's), or only in what is not judged
             return False
         if call:

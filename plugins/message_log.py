@@ -341,17 +341,27 @@ def done(ident: int | None) -> None:
         _serialising.pop(ident, None)
 
 
-def serialised() -> None:
-    """This thread serialises something now: if it is running a recorded call, the tensors and arrays
-    that call was handed are judged against the hand-off (once a finding, no more). Never raises."""
+def serialised(obj: Any) -> None:
+    """This thread serialises *obj* now: if it is running a recorded call and *obj* is one of the
+    arguments that call was handed, that argument's tensors and arrays are judged against the hand-off
+    (once a finding, no more). What the worker made itself and serialises (its own ``state_dict()``
+    of a model it trains) is not a value it was handed. Never raises."""
     rec = _serialising.get(threading.get_ident())
     if rec is None or rec.flagged:
         return
     led = rec.ledger
     if not led.recording or led.pid != _pid:
         return
+    try:
+        args, kwargs = rec.obj
+        within = next((f"[0][{i}]" for i, arg in enumerate(args) if arg is obj), None) or next(
+            (f"[1][{key!r}]" for key, arg in kwargs.items() if arg is obj), None)
+    except Exception:  # pragma: no cover - (args, kwargs) is this module's own tuple
+        return
+    if within is None:
+        return
     _checked(led)
-    judge.message_changed(rec, SERIALISED, only_bytes=True)
+    judge.message_changed(rec, SERIALISED, only_bytes=True, within=within)
 
 
 def _judge_received(rec: Record) -> None:

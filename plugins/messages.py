@@ -389,7 +389,7 @@ def _dumps(original: Any) -> Any:
     @functools.wraps(original)
     def dumps(*args: Any, **kwargs: Any) -> Any:
         if message_log._serialising:
-            message_log.serialised()
+            message_log.serialised(args[0] if args else kwargs.get("obj"))
         callback = kwargs.get("buffer_callback")
         if callback is None or (led := _recording()) is None:
             return original(*args, **kwargs)

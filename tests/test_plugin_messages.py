@@ -448,6 +448,19 @@ def test_tensors_and_arrays_handed_to_a_worker_are_judged_when_it_serialises_the
             assert free.wait(30)
             pickle.dump(frames, out)
 
+        def train_and_save(model, out):
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for _ in range(2):
+                opt.zero_grad()
+                model(torch.ones(1, 2)).sum().backward()
+                opt.step()  # the worker trains the model it was handed: its own writes
+            torch.save(model.state_dict(), out)  # what it saves it made itself
+
+        def test_a_background_trainer_saving_its_own_state_dict():
+            writer = threading.Thread(target=train_and_save, args=(torch.nn.Linear(2, 1), io.BytesIO()))
+            writer.start()
+            writer.join()
+
         def test_buggy_thread_pickles_a_refilled_array():
             frame, free, out = np.zeros(3), threading.Event(), io.BytesIO()
             writer = threading.Thread(target=dump_when, args=(free, [frame], out))
@@ -457,13 +470,13 @@ def test_tensors_and_arrays_handed_to_a_worker_are_judged_when_it_serialises_the
             writer.join()
     """)
     result = pytester.runpytest(*RUN)
-    result.assert_outcomes(passed=2, failed=2)
+    result.assert_outcomes(passed=3, failed=2)
     result.stdout.fnmatch_lines([
         "*run (test_late.py:21) handed over tensors or arrays that changed before the worker serialised them:"
         " *" + _literal("['model']['bias']: tensor bytes changed") + "*",
         "*fix:      test_late.py:21: snapshot the tensors and arrays before the hand-off (t.detach().clone(),*",
     ])
-    result.stdout.fnmatch_lines(["*test_buggy_thread_pickles_a_refilled_array (test_late.py:45) handed over tensors or"
+    result.stdout.fnmatch_lines(["*test_buggy_thread_pickles_a_refilled_array (test_late.py:58) handed over tensors or"
                                  " arrays that changed before the worker serialised them: *array bytes changed*"])
     result.stdout.no_fnmatch_line("*saved_by*")
 
