@@ -207,6 +207,9 @@ class _Test:
         # id of an array or tensor a project generator yielded -> (the generator's code id, the
         # write clock at that yield, looks left): a refill before the next yield is then seen.
         self.yields: dict[int, tuple[int, int, int]] = {}
+        # yield name[...] site -> (generator code id, the last view weakly, its bytes' digest or None,
+        # the count of references to the memory's owner with no view of it alive)
+        self.views: dict[int, tuple[int, Any, bytes | None, int]] = {}
         self.epoch = 0
         self.shared: dict[int, Record] = {}  # id of a part a copy shares with its source -> the copy's record
         self.flagged: set[int] = set()  # sites already reported in this test
@@ -454,6 +457,70 @@ def yielded(value: Any, site: int) -> None:
                    hint=f"yield a copy: yield {name}.copy()", origin=_line(where),
                    shares=(f"one live {what} {count} times" if count > 1 else f"a live {what}")
                    + f" (yielded by {function}())")
+
+
+def yielded_view(view: Any, base: Any, site: int) -> Any:
+    """The project's generator yields *view*, a view of its buffer *base* (``yield base[...]``,
+    :meth:`aliascheck.rewrite.Marker._yield_view`); returns it unchanged. Memory is the identity:
+    each view is a new object, so the views a consumer kept are counted by the references to the
+    memory's owner (an array's base, a tensor's storage users). When two or more besides the new one
+    are alive and the view yielded before no longer holds the bytes it was yielded with, a collection
+    keeps views of one buffer the generator refills: the finding, blamed at the yield. A view whose
+    bytes did not change (a generator yielding distinct rows it wrote once) is not one."""
+    try:
+        if _on and not guard.busy() and _view(view):
+            _yielded_view(view, site, sys._getframe(1))
+    except Exception:  # aliascheck's own failure never reaches the generator
+        pass
+    return view
+
+
+def _views_alive(view: Any) -> int:
+    """References to the memory's owner: a numpy view's (collapsed) base, a tensor's storage users."""
+    if type(view).__module__.startswith("numpy"):
+        return sys.getrefcount(view.base)
+    import torch
+
+    return torch._C._storage_Use_Count(view.untyped_storage()._cdata)
+
+
+def _yielded_view(view: Any, site: int, producer: Any) -> None:
+    t = _test
+    code = id(producer.f_code)
+    count = _views_alive(view)
+    state = t.views.get(site)
+    if state is None or state[0] != code:
+        t.views[site] = (code, weakref.ref(view), None, count - 1)  # this view is the one alive
+        return
+    _, ref, digest, baseline = state
+    previous = ref()
+    kept = count - baseline - 1  # views alive besides this one
+    if (previous is not None and digest is not None and kept >= 2 and site not in t.flagged
+            and _ledger is not None and not _marked_loop(producer.f_back)
+            and fingerprint(previous).digest != digest):
+        _report_view(previous, site)
+    # Its bytes are read only when a view is already kept besides it: a loop that takes one at a time
+    # pays nothing.
+    now = fingerprint(view).digest if kept >= 1 else None
+    t.views[site] = (code, weakref.ref(view), now, baseline)
+
+
+def _report_view(previous: Any, site: int) -> None:
+    holders = [r for r in gc.get_referrers(previous) if type(r) in _HOLDERS]
+    if not holders:
+        return
+    _test.flagged.add(site)
+    holder = holders[0]
+    name = _sites[site][0]
+    function = _extras.get(site) or "a generator"
+    what = _type_name(previous).rpartition(".")[2]
+    where = capture(3)
+    change = Change("[*]", "", "", "changed",
+                    f"{name} refilled by {function}() after a view of it was yielded, then another view yielded")
+    _ledger.report("kept", [change], owner=_type_name(previous), label=f"a {type(holder).__name__}",
+                   check="yield", site=where.site, stack=where.stack, thread=threading.current_thread().name,
+                   hint=f"yield a copy of the view (.copy(), .clone()), not a view of {name}", origin=_line(where),
+                   shares=f"{what}s over one live memory (views of {name}, yielded by {function}())")
 
 
 _FOR_ITER = dis.opmap["FOR_ITER"]

@@ -484,6 +484,7 @@ class Marker(ast.NodeTransformer):
         yielded = self._yield(stmt)
         if yielded is not None:
             out.insert(0, yielded)
+        self._yield_view(stmt)
         return out
 
     def _yield(self, stmt: ast.stmt) -> ast.stmt | None:
@@ -498,6 +499,24 @@ class Marker(ast.NodeTransformer):
         site = self._site(name, "yield", self.function)
         return _guarded(stmt, _call_stmt("yielded", _name(name), ast.Constant(site)),
                         test=_template("TYPE(X) in BUFFERS", X=_name(name)))
+
+    def _yield_view(self, stmt: ast.stmt) -> None:
+        """``yield name[...]`` (a view of an array or tensor) in the project's generator: the view is
+        handed to the runtime on its way out, ``yield (VIEW(name[...], name) if TYPE(name) in BUFFERS
+        else name[...])``: evaluated once, either way, and returned unchanged. Each view is a new
+        object over the one buffer: memory is the identity, so the runtime compares the bytes of the
+        view yielded before, still kept, when the next one is yielded."""
+        value = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not (self.scope == "function" and isinstance(value, ast.Yield) and isinstance(value.value, ast.Subscript)
+                and isinstance(value.value.value, ast.Name) and not value.value.value.id.startswith("@")):
+            return
+        name = value.value.value.id
+        site = self._site(name, "yield", self.function)
+        view = value.value
+        passed = ast.Call(_rt("yielded_view"), [copy.deepcopy(view), _name(name), ast.Constant(site)], [])
+        value.value = ast.copy_location(
+            ast.IfExp(_template("TYPE(X) in BUFFERS", X=_name(name)), passed, view), view)
+        ast.fix_missing_locations(value)
 
     def _method(self, st: _Statement, call: ast.Call) -> None:
         holder: Any = call

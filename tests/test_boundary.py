@@ -1363,3 +1363,57 @@ def test_views_of_memory_another_process_writes(pytester: pytest.Pytester) -> No
                                 "test_reduced_to_numbers_and_dropped": "PASSED"}, result.stdout.str()
     result.stdout.fnmatch_lines(["*holds * ndarray* (handed out by np.ndarray(*buffer=shm.buf)), changed after it"
                                  " was kept*"])
+
+
+YIELDED_VIEWS = '''
+    import itertools
+
+    import numpy as np
+    import torch
+
+    def blocks(n):
+        buf = np.zeros(4)
+        for i in range(n):
+            buf[:] = i  # refilled in place
+            yield buf[:]  # a new view of the one buffer
+
+    def rows(n):
+        table = np.zeros((n, 4))
+        for i in range(n):
+            table[i] = i  # each row written once
+            yield table[i]
+
+    def tensor_blocks(n):
+        buf = torch.zeros(4)
+        for i in range(n):
+            buf.fill_(i)
+            yield buf[:]
+
+    def test_buggy_list():
+        assert [b[0] for b in list(blocks(3))] == [2, 2, 2]
+
+    def test_buggy_islice():
+        assert list(itertools.islice(blocks(5), 3))[0][0] == 2
+
+    def test_buggy_tensor_views():
+        assert [float(b[0]) for b in list(tensor_blocks(3))] == [2.0, 2.0, 2.0]
+
+    def test_rows_written_once():
+        assert [b[0] for b in list(rows(3))] == [0, 1, 2]
+
+    def test_a_loop_reading_each():
+        assert sum(float(b.sum()) for b in blocks(3)) == 12.0
+
+    def test_copies_kept():
+        assert [b.copy()[0] for b in blocks(3)] == [0, 1, 2]
+'''
+
+
+def test_views_a_generator_yields_of_one_buffer(pytester: pytest.Pytester) -> None:
+    # Memory as the identity for a generator's items: yield buf[:] hands out a new view each time;
+    # a collection that keeps them keeps one buffer the generator refills. Rows written once, a loop
+    # that reads each view and copies are clean.
+    result = run(pytester, YIELDED_VIEWS)
+    assert flagged(result) == {"test_buggy_list", "test_buggy_islice", "test_buggy_tensor_views"}, result.stdout.str()
+    result.stdout.fnmatch_lines(["*a list holds ndarrays over one live memory (views of buf, yielded by blocks()),"
+                                 " changed after it was kept: *buf refilled by blocks() after a view of it*"])

@@ -784,3 +784,19 @@ def view_of_a_block(block: bytearray) -> tuple[weakref.ref[object], int]:
     total = int(view.sum())
     del view
     return ref, total
+
+
+def yield_items(source: object, keys: list[object]):  # type: ignore[no-untyped-def]
+    """``yield name[...]``: marked to hand an array's view to the runtime; any other object's item is
+    read once, as written."""
+    for key in keys:
+        yield source[key]  # type: ignore[index]
+
+
+def yield_views(n: int):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    buf = np.zeros(2)
+    for i in range(n):
+        buf[:] = i
+        yield buf[:]

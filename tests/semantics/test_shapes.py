@@ -215,3 +215,15 @@ def test_traced_object_attribute_log() -> None:
     assert p.Traced.seen == []  # keeping and naming an object reads none of its attributes
     t.x  # noqa: B018
     assert p.Traced.seen == [("x", False, "Traced")]
+
+
+def test_yield_of_an_item_reads_it_once() -> None:
+    p.LOG.clear()
+    m = p.LoggingMap(a=1, b=2)
+    assert list(p.yield_items(m, ["a", "b"])) == [1, 2]
+    assert m.gets == 2 and p.LOG == ["get 'a'", "get 'b'"]
+
+
+def test_yield_of_a_view_is_the_view() -> None:
+    seen = [(type(v).__name__, float(v[0]), v.base is not None) for v in p.yield_views(3)]
+    assert seen == [("ndarray", 0.0, True), ("ndarray", 1.0, True), ("ndarray", 2.0, True)]
