@@ -210,6 +210,9 @@ class _Test:
         # yield name[...] site -> (generator code id, the last view weakly, its bytes' digest or None,
         # the count of references to the memory's owner with no view of it alive)
         self.views: dict[int, tuple[int, Any, bytes | None, int]] = {}
+        # id of a mutable value in a task's context copy -> [(the task weakly, its ContextVar, the
+        # value's fingerprint at the copy, the ids of the tasks that wrote into it since)]
+        self.contexts: dict[int, list[tuple[Any, Any, Fingerprint, set[int]]]] = {}
         self.epoch = 0
         self.shared: dict[int, Record] = {}  # id of a part a copy shares with its source -> the copy's record
         self.flagged: set[int] = set()  # sites already reported in this test
@@ -293,6 +296,10 @@ def wrote(target: Any, root: Any = None) -> None:
 def _written_by_project(target: Any, root: Any) -> None:
     t = _test
     t.written[id(target)] = t.epoch
+    if t.contexts and (copies := t.contexts.get(id(target))) is not None:
+        writer = id(_current_task())
+        for copy_ in copies:
+            copy_[3].add(writer)
     if t.produced and id(target) in t.produced:  # who wrote it matters only for a generator's items
         frame = _project_frame()
         t.writers[id(target)] = id(frame.f_code) if frame is not None else 0
@@ -459,6 +466,65 @@ def yielded(value: Any, site: int) -> None:
                    + f" (yielded by {function}())")
 
 
+# -- runtime shallow copies: a task's context ---------------------------------------------
+
+CONTEXT_TYPES = (dict, list, set)  # the mutable values a context copy shares that are judged
+
+
+def context_copied(task: Any, items: Iterable[tuple[Any, Any]]) -> None:
+    """*task* was created with a copy of the current context (*items*: its ContextVars and values):
+    asyncio copies a context shallowly, so each mutable value in it is shared by the creator and
+    every task spawned from it. Each is fingerprinted now, and the project's writes into it are told
+    from now on, with the task that wrote."""
+    if not _on or guard.busy():
+        return
+    t = _test
+    for var, value in items:
+        if type(value) in CONTEXT_TYPES and value:
+            t.contexts.setdefault(id(value), []).append((weakref.ref(task), var, fingerprint(value), set()))
+            WATCHED.add(id(value))
+
+
+def _current_task() -> Any:
+    try:
+        import asyncio
+
+        return asyncio.current_task()
+    except RuntimeError:  # no running loop: the creator's plain code
+        return None
+
+
+def _context_read(value: Any, site: int) -> None:
+    """A project statement bound *value*, a value of a task's context copy: read by that very task,
+    it must be what it was when the task was created, but for the task's own writes (rule *Runtime
+    shallow copies*). A change by the creator or a sibling after the copy reached the task."""
+    task = _current_task()
+    if task is None:
+        return
+    copies = _test.contexts.get(id(value))
+    if not copies:
+        return
+    for i, (ref, var, then, writers) in enumerate(copies):
+        if ref() is not task or var.get(None) is not value:
+            continue  # another task's copy, or this task set a value of its own
+        # Changed by the project's code of another task, or the creator's (a change no marked code
+        # made is nobody's to blame here: a library's own, and not judged).
+        if not writers - {id(task)}:
+            return
+        now = fingerprint(value)
+        if now.digest != then.digest:
+            changes = diff(then, now, collapse=True, reads=True)
+            del copies[i]  # once per task and value
+            if changes and _ledger is not None:
+                where = capture(3)
+                name = getattr(task, "get_name", lambda: "a task")()
+                _ledger.report("mutation", changes, owner="contextvars.ContextVar", label=var.name,
+                               check="context", site=where.site, stack=where.stack, thread=name,
+                               hint=f"set a new value ({var.name}.set({{**{var.name}.get(), ...}})) instead of "
+                                    "changing the shared one in place", origin=_line(where))
+        return
+
+
 def yielded_view(view: Any, base: Any, site: int) -> Any:
     """The project's generator yields *view*, a view of its buffer *base* (``yield base[...]``,
     :meth:`aliascheck.rewrite.Marker._yield_view`); returns it unchanged. Memory is the identity:
@@ -560,6 +626,8 @@ def bound(value: Any, site: int, call: str = "") -> None:
     if kind not in _PLAIN and not _buffer_type(kind):
         UNBOUND.add(kind)  # never judged here: the marked code no longer calls for it
         return
+    if _test.contexts and id(value) in _test.contexts:
+        _context_read(value, site)
     frame = sys._getframe(1)
     # A module's name is held by its namespace, a test function's by its frame until the test's end
     # check (the call phase's end, before any fixture's teardown). Any other function's local is

@@ -192,6 +192,9 @@ def _gist(bug: Bug) -> str:
     if f.kind == "mutation" and f.check == "load":
         loader = where or (f"{f.owner} ({site})" if site else f.owner)
         return f"{loader} wrote into the state it was given: {bug.change}"
+    if f.kind == "mutation" and f.check == "context":
+        return (f"task {f.thread} read ContextVar {f.label!r} ({site}), whose value the task's context copy shares, "
+                f"changed after the task was created: {bug.change}")
     if f.kind == "mutation" and f.owner in CHANNELS:
         sender = f"{site.function} ({site})" if site and site.function else f"{f.owner} sender"
         if f.check == SERIALISED:
@@ -232,6 +235,8 @@ def _gist(bug: Bug) -> str:
 
 def _fix(bug: Bug) -> str:
     f, origin, site = bug.first, bug.origin, bug.site
+    if f.kind == "mutation" and f.check == "context":
+        return f"{bug.location}: {f.hint}" if bug.location else f.hint
     if f.kind == "mutation" and f.check in CACHE_CHECKS + COPY_CHECKS:
         return _copied_fix(bug)
     if f.kind == "mutation" and f.check == "load":

@@ -1417,3 +1417,70 @@ def test_views_a_generator_yields_of_one_buffer(pytester: pytest.Pytester) -> No
     assert flagged(result) == {"test_buggy_list", "test_buggy_islice", "test_buggy_tensor_views"}, result.stdout.str()
     result.stdout.fnmatch_lines(["*a list holds ndarrays over one live memory (views of buf, yielded by blocks()),"
                                  " changed after it was kept: *buf refilled by blocks() after a view of it*"])
+
+
+CONTEXTS = """
+    import asyncio
+    import contextvars
+
+    request = contextvars.ContextVar("request")
+
+    async def handler(started, done):
+        started.set()
+        await done.wait()
+        info = request.get()           # the task's own copy of the context
+        return info["user"]
+
+    def test_buggy():
+        async def main():
+            request.set({"user": "alice"})
+            started, done = asyncio.Event(), asyncio.Event()
+            task = asyncio.create_task(handler(started, done))
+            await started.wait()
+            info = request.get()
+            info["user"] = "bob"        # changes the dict the task's context shares
+            done.set()
+            return await task
+        assert asyncio.run(main()) == "bob"
+
+    def test_fixed():
+        async def main():
+            request.set({"user": "alice"})
+            started, done = asyncio.Event(), asyncio.Event()
+            task = asyncio.create_task(handler(started, done))
+            await started.wait()
+            request.set({**request.get(), "user": "bob"})   # a new value: the task keeps its own
+            done.set()
+            return await task
+        assert asyncio.run(main()) == "alice"
+
+    async def own(started, done):
+        info = request.get()
+        info["seen"] = True            # the task writes into its inherited dict itself
+        started.set()
+        await done.wait()
+        got = request.get()
+        return got["seen"]
+
+    def test_task_reads_its_own_write():
+        async def main():
+            request.set({"user": "alice"})
+            started, done = asyncio.Event(), asyncio.Event()
+            task = asyncio.create_task(own(started, done))
+            await started.wait()
+            done.set()
+            return await task
+        assert asyncio.run(main()) is True
+"""
+
+
+def test_a_tasks_context_copy_shares_its_mutable_values(pytester: pytest.Pytester) -> None:
+    # Runtime shallow copies: create_task copies the context shallowly. The creator changing the dict
+    # the task's copy shares, read by the task afterwards, is the finding; setting a new value and the
+    # task's own writes are clean.
+    result = run(pytester, CONTEXTS)
+    assert flagged(result) == {"test_buggy"}, result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*task Task-* read ContextVar 'request' (test_user.py:9), whose value the task's context copy shares, "
+        "changed after the task was created: *'alice' -> 'bob'",
+        "*fix: test_user.py:9: set a new value (request.set({**request.get(), ...})) instead of changing the shared*"])
