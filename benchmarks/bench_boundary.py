@@ -13,7 +13,10 @@ times each; medians):
   batch by 64, collect), all of it project code, so every keep, write and call is marked;
 - pure-Python hot loops in project code: ``index`` (an inverted index over 100k words), ``bfs``
   (breadth-first search of a 200x200 grid), ``matmul`` (an 80x80 matrix product in lists),
-  ``ring`` (a linked ring of 10k ``[prev, next, key, value]`` cells, half unlinked).
+  ``ring`` (a linked ring of 10k ``[prev, next, key, value]`` cells, half unlinked);
+- concurrency: ``shm`` (a producer process refills one shared-memory slot 2000 times, the
+  consumer copies each frame out and keeps the copies) and ``asyncio`` (10k dict items through
+  an ``asyncio.Queue`` between two tasks, the consumer stamping each item it took).
 
 Each test times its own body (``time.perf_counter`` around the work, written to a file), so
 the figures leave out pytest's and torch's start-up; the whole process wall time is given too.
@@ -215,7 +218,78 @@ def test_ring(record_body):
     root[:] = []
 '''
 
-WORKLOADS = {"training": TRAINING, "pipeline": PIPELINE, "index": INDEX, "bfs": BFS, "matmul": MATMUL, "ring": RING}
+SHM = '''
+import multiprocessing as mp
+import time
+from multiprocessing import shared_memory
+
+import numpy as np
+
+SHAPE = (64, 64)
+
+def render(name, frames, ready, go):
+    slot = shared_memory.SharedMemory(name=name)
+    canvas = np.ndarray(SHAPE, dtype=np.float32, buffer=slot.buf)
+    for i in range(frames):
+        if not go.wait(30):
+            break
+        go.clear()
+        canvas[:] = i
+        ready.set()
+    del canvas
+    slot.close()
+
+def receive(slot, ready, go):
+    go.set()
+    assert ready.wait(30)
+    ready.clear()
+    frame = np.ndarray(SHAPE, dtype=np.float32, buffer=slot.buf)
+    return frame.copy()  # copied out of the one slot (the correct consumer)
+
+def test_shm(record_body):
+    slot = shared_memory.SharedMemory(create=True, size=64 * 64 * 4)
+    ready, go = mp.Event(), mp.Event()
+    display = mp.Process(target=render, args=(slot.name, 2000, ready, go))
+    display.start()
+    try:
+        start = time.perf_counter()
+        shown = [receive(slot, ready, go) for _ in range(2000)]
+        record_body(time.perf_counter() - start)
+        display.join(30)
+        assert shown[1][0, 0] == 1.0 and shown[-1][0, 0] == 1999.0
+    finally:
+        slot.close()
+        slot.unlink()
+'''
+
+ASYNC = '''
+import asyncio
+import time
+
+async def produce(queue, n):
+    for i in range(n):
+        await queue.put({"id": i, "text": f"item {i}"})
+    await queue.put(None)
+
+async def consume(queue, out):
+    while (item := await queue.get()) is not None:
+        item["length"] = len(item["text"])  # the receiver's own message
+        out.append(item)
+
+async def pipeline(n):
+    queue, out = asyncio.Queue(maxsize=64), []
+    await asyncio.gather(produce(queue, n), consume(queue, out))
+    return out
+
+def test_asyncio(record_body):
+    start = time.perf_counter()
+    out = asyncio.run(pipeline(10_000))
+    record_body(time.perf_counter() - start)
+    assert len(out) == 10_000 and out[-1]["length"] == 9
+'''
+
+WORKLOADS = {"training": TRAINING, "pipeline": PIPELINE, "index": INDEX, "bfs": BFS, "matmul": MATMUL, "ring": RING,
+             "shm": SHM, "asyncio": ASYNC}
 
 CONFTEST = '''
 import os
