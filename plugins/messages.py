@@ -280,6 +280,10 @@ def _work_item(original: Any, store: dict[int, Record], owner: str, skip: frozen
 
 
 def _run(original: Any) -> Any:
+    """A work item's ``run``, or a thread's ``_bootstrap_inner`` (in the new thread, before ``start()``
+    returns to the sender: a change before ``start()`` is seen here, and after it the thread owns
+    its arguments): the call is received, and runs as the thread's (late serialisation)."""
+
     @functools.wraps(original)
     def run(self: Any) -> Any:
         if not _received:
@@ -314,22 +318,6 @@ def _started_with(original: Any, owner: str, skip: frozenset[str], own_kwargs: b
         _send(_received, self, call, owner, name, skip, led, call=True)
 
     return __init__
-
-
-def _bootstrap_inner(original: Any) -> Any:
-    # Runs in the new thread before start() returns to the sender: any change before
-    # start() is seen here, and after it the thread owns its arguments.
-    @functools.wraps(original)
-    def _bootstrap_inner(self: Any) -> Any:
-        if not _received:
-            return original(self)
-        token = message_log.running(_receive(self))
-        try:
-            return original(self)
-        finally:
-            message_log.done(token)
-
-    return _bootstrap_inner
 
 
 def _name(fn: Any) -> str:
@@ -509,7 +497,7 @@ def _patch() -> list[Callable[[], None]]:
         patch(_mp_pool.ApplyResult, "wait", _taking),
         patch(_mp_pool.IMapIterator, "next", _taking),
         patch(_mp_pool.IMapIterator, "__next__", _taking),
-        patch(threading.Thread, "_bootstrap_inner", _bootstrap_inner),
+        patch(threading.Thread, "_bootstrap_inner", _run),
         patch(pickle, "dumps", _dumps),
         patch(pickle, "dump", _dumps),
         patch(pickle, "loads", _loads),
