@@ -76,7 +76,7 @@ def register(base: int, table: tuple[tuple[str, str, Any], ...]) -> None:
 class _Keep:
     """Where a kept value sits: its keeper, and the key, index or name it is under."""
 
-    __slots__ = ("ref", "key", "how", "site", "epoch", "giver", "producer")
+    __slots__ = ("ref", "key", "how", "site", "epoch", "giver", "producer", "code")
 
     def __init__(self, keeper: Any, key: Any, how: str, site: int) -> None:
         # Weak when it can be: a keep must not keep its keeper alive.
@@ -89,6 +89,7 @@ class _Keep:
         # The id of the code of the project's generator that yielded the value (None: none did). Its
         # writes after the keep are its own intent, not the keeper's: for the keeper, a change.
         self.producer: int | None = None
+        self.code = 0  # the id of the code of the function that kept it
 
     @property
     def keeper(self) -> Any:
@@ -213,6 +214,10 @@ class _Test:
         # id of a mutable value in a task's context copy -> [(the task weakly, its ContextVar, the
         # value's fingerprint at the copy, the ids of the tasks that wrote into it since)]
         self.contexts: dict[int, list[tuple[Any, Any, Fingerprint, set[int]]]] = {}
+        # Set once a kept tensor views memory torch did not allocate: the project's writes into arrays
+        # are then told by the memory they write too, (address, size) -> (epoch, the writer's code id).
+        self.foreign = False
+        self.written_memory: dict[tuple[int, int], tuple[int, int]] = {}
         self.epoch = 0
         self.shared: dict[int, Record] = {}  # id of a part a copy shares with its source -> the copy's record
         self.flagged: set[int] = set()  # sites already reported in this test
@@ -296,6 +301,9 @@ def wrote(target: Any, root: Any = None) -> None:
 def _written_by_project(target: Any, root: Any) -> None:
     t = _test
     t.written[id(target)] = t.epoch
+    if t.foreign and mutability.is_buffer(target) and (span := _address(target)) is not None:
+        frame = _project_frame()
+        t.written_memory[span] = (t.epoch, id(frame.f_code) if frame is not None else 0)
     if t.contexts and (copies := t.contexts.get(id(target))) is not None:
         writer = id(_current_task())
         for copy_ in copies:
@@ -721,8 +729,12 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
                  _ledger.test if _ledger is not None else None, value, fp, None, False)
     keep = _Keep(keeper, key, how, site)
     keep.epoch = t.epoch
-    keep.giver = _giver(site, value, _project_frame())
+    frame = _project_frame()
+    keep.giver = _giver(site, value, frame)
     keep.producer = producer
+    keep.code = id(frame.f_code) if frame is not None else 0
+    if view and not _test.foreign and _foreign_memory(value):
+        _test.foreign = True  # from now on the project's writes into arrays are told by memory too
     rec.adopter = keep
     if keeper is None and _weak(type(value)):
         # A name in a function other than the test's: judged only at the next binding at this line,
@@ -808,7 +820,10 @@ def _view(value: Any) -> bool:
         import torch
 
         # The storage object made here counts once: more than two users is another tensor's memory.
-        return torch._C._storage_Use_Count(value.untyped_storage()._cdata) > 2
+        # Not resizable: memory torch did not allocate (torch.from_numpy, torch.as_tensor of an array,
+        # torch.frombuffer: a DataLoader's item with no batching), its owner's.
+        storage = value.untyped_storage()
+        return torch._C._storage_Use_Count(storage._cdata) > 2 or not storage.resizable()
     except Exception:
         return False
 
@@ -937,8 +952,33 @@ def _by_project(rec: Record, epoch: int) -> bool:
         parts = [rec.obj, *reachable(rec.obj, depth=4)]
     except Exception:
         parts = [rec.obj]
-    return any(written.get(id(p), -1) >= epoch and (producer is None or writers.get(id(p)) != producer)
-               for p in parts)
+    if any(written.get(id(p), -1) >= epoch and (producer is None or writers.get(id(p)) != producer)
+           for p in parts):
+        return True
+    return bool(_test.written_memory) and _written_through_memory(rec, epoch)
+
+
+def _written_through_memory(rec: Record, epoch: int) -> bool:
+    """The keeper's own function wrote into the kept tensor's memory through another object (``t =
+    torch.from_numpy(a)`` kept, then ``a[:] = 1``): its intent. Another function's write (a dataset's
+    ``__getitem__`` refilling the array a loader's item views) is a change for the keeper."""
+    keep = rec.adopter
+    if type(keep) is not _Keep or not mutability.is_buffer(rec.obj):
+        return False
+    span = _address(rec.obj)
+    if span is None:
+        return False
+    start, size = span
+    return any(at >= epoch and code == keep.code and s < start + size and start < s + n
+               for (s, n), (at, code) in _test.written_memory.items())
+
+
+def _foreign_memory(value: Any) -> bool:
+    """A tensor over memory torch did not allocate (``torch.from_numpy``, ``torch.as_tensor`` of an array)."""
+    try:
+        return type(value).__module__.startswith("torch") and not value.untyped_storage().resizable()
+    except Exception:
+        return False
 
 
 def _judge_one(rec: Record, check: str, collect: Any = None) -> None:

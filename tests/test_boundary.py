@@ -1484,3 +1484,60 @@ def test_a_tasks_context_copy_shares_its_mutable_values(pytester: pytest.Pyteste
         "*task Task-* read ContextVar 'request' (test_user.py:9), whose value the task's context copy shares, "
         "changed after the task was created: *'alice' -> 'bob'",
         "*fix: test_user.py:9: set a new value (request.set({**request.get(), ...})) instead of changing the shared*"])
+
+
+LOADER_ITEMS = '''
+    import numpy as np
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+    class Frames(Dataset):
+        def __init__(self, n):
+            self.n = n
+            self.buf = np.zeros(4, dtype=np.float32)  # one decode buffer, reused
+
+        def __len__(self):
+            return self.n
+
+        def __getitem__(self, i):
+            self.buf[:] = i
+            return self.buf
+
+    class Fresh(Frames):
+        def __getitem__(self, i):
+            return np.full(4, i, dtype=np.float32)
+
+    def test_buggy_items_share_the_decode_buffer():
+        kept = []
+        for x in DataLoader(Frames(3), batch_size=None):  # no batching: as_tensor shares the array's memory
+            kept.append(x)
+        assert [float(t[0]) for t in kept] == [2.0, 2.0, 2.0]
+
+    def test_fixed_clones():
+        kept = []
+        for x in DataLoader(Frames(3), batch_size=None):
+            kept.append(x.clone())
+        assert [float(t[0]) for t in kept] == [0.0, 1.0, 2.0]
+
+    def test_fresh_arrays_per_item():
+        kept = []
+        for x in DataLoader(Fresh(3), batch_size=None):
+            kept.append(x)
+        assert [float(t[0]) for t in kept] == [0.0, 1.0, 2.0]
+
+    def test_batched_items_are_new_tensors():
+        kept = []
+        for x in DataLoader(Fresh(4), batch_size=2):  # collate stacks them into a new tensor
+            kept.append(x)
+        assert [float(t[0][0]) for t in kept] == [0.0, 2.0]
+'''
+
+
+def test_a_loaders_items_over_one_numpy_buffer(pytester: pytest.Pytester) -> None:
+    # Memory shared by a conversion the project never sees: with no batching a DataLoader turns each
+    # NumPy item into a tensor with torch.as_tensor, over the array's memory. A tensor whose storage
+    # torch did not allocate is a view; the dataset's refill changes every kept item.
+    result = run(pytester, LOADER_ITEMS)
+    assert flagged(result) == {"test_buggy_items_share_the_decode_buffer"}, result.stdout.str()
+    result.stdout.fnmatch_lines(["*kept holds 3 Tensors over one live memory (handed out by DataLoader(Frames(3),"
+                                 " batch_size=None)*"])
