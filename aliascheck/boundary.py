@@ -211,9 +211,10 @@ class _Test:
         # yield name[...] site -> (generator code id, the last view weakly, its bytes' digest or None,
         # the count of references to the memory's owner with no view of it alive)
         self.views: dict[int, tuple[int, Any, bytes | None, int]] = {}
-        # id of a mutable value in a task's context copy -> [(the task weakly, its ContextVar, the
-        # value's fingerprint at the copy, the ids of the tasks that wrote into it since)]
-        self.contexts: dict[int, list[tuple[Any, Any, Fingerprint, set[int]]]] = {}
+        # id of a mutable value in a task's context copy -> {id(task): (the task weakly, its ContextVar,
+        # the value's fingerprint at the copy, the write clock then)}; and -> {id(writing task): clock}
+        self.contexts: dict[int, dict[int, tuple[Any, Any, Fingerprint, int]]] = {}
+        self.context_writes: dict[int, dict[int, int]] = {}
         # Set once a kept tensor views memory torch did not allocate: the project's writes into arrays
         # are then told by the memory they write too, (address, size) -> (epoch, the writer's code id).
         self.foreign = False
@@ -304,10 +305,8 @@ def _written_by_project(target: Any, root: Any) -> None:
     if t.foreign and mutability.is_buffer(target) and (span := _address(target)) is not None:
         frame = _project_frame()
         t.written_memory[span] = (t.epoch, id(frame.f_code) if frame is not None else 0)
-    if t.contexts and (copies := t.contexts.get(id(target))) is not None:
-        writer = id(_current_task())
-        for copy_ in copies:
-            copy_[3].add(writer)
+    if t.contexts and id(target) in t.contexts:
+        t.context_writes.setdefault(id(target), {})[id(_current_task())] = t.epoch
     if t.produced and id(target) in t.produced:  # who wrote it matters only for a generator's items
         frame = _project_frame()
         t.writers[id(target)] = id(frame.f_code) if frame is not None else 0
@@ -487,9 +486,10 @@ def context_copied(task: Any, items: Iterable[tuple[Any, Any]]) -> None:
     if not _on or guard.busy():
         return
     t = _test
+    t.epoch += 1  # a write from now on is after the copy
     for var, value in items:
         if type(value) in CONTEXT_TYPES and value:
-            t.contexts.setdefault(id(value), []).append((weakref.ref(task), var, fingerprint(value), set()))
+            t.contexts.setdefault(id(value), {})[id(task)] = (weakref.ref(task), var, fingerprint(value), t.epoch)
             WATCHED.add(id(value))
 
 
@@ -510,27 +510,32 @@ def _context_read(value: Any, site: int) -> None:
     if task is None:
         return
     copies = _test.contexts.get(id(value))
-    if not copies:
+    entry = copies.get(id(task)) if copies is not None else None
+    if copies is None or entry is None:
         return
-    for i, (ref, var, then, writers) in enumerate(copies):
-        if ref() is not task or var.get(None) is not value:
-            continue  # another task's copy, or this task set a value of its own
-        # Changed by the project's code of another task, or the creator's (a change no marked code
-        # made is nobody's to blame here: a library's own, and not judged).
-        if not writers - {id(task)}:
-            return
-        now = fingerprint(value)
-        if now.digest != then.digest:
-            changes = diff(then, now, collapse=True, reads=True)
-            del copies[i]  # once per task and value
-            if changes and _ledger is not None:
-                where = capture(3)
-                name = getattr(task, "get_name", lambda: "a task")()
-                _ledger.report("mutation", changes, owner="contextvars.ContextVar", label=var.name,
-                               check="context", site=where.site, stack=where.stack, thread=name,
-                               hint=f"set a new value ({var.name}.set({{**{var.name}.get(), ...}})) instead of "
-                                    "changing the shared one in place", origin=_line(where))
+    ref, var, then, since = entry
+    if ref() is not task or var.get(None) is not value:
+        return  # another task at this id, or this task set a value of its own
+    # Changed by the project's code of another task, or the creator's, after the copy (a change no
+    # marked code made is nobody's to blame here: a library's own, and not judged).
+    writes = _test.context_writes.get(id(value), {})
+    if not any(at >= since and writer != id(task) for writer, at in writes.items()):
         return
+    now = fingerprint(value)
+    if now.digest == then.digest:
+        return
+    del copies[id(task)]  # once per task and value
+    changes = diff(then, now, collapse=True, reads=True)
+    if changes and _ledger is not None:
+        import asyncio
+
+        where = capture(3)
+        # The base class's name: a task factory's subclass is the program's code.
+        name = asyncio.Task.get_name(task) if isinstance(task, asyncio.Task) else "a task"
+        _ledger.report("mutation", changes, owner="contextvars.ContextVar", label=var.name,
+                       check="context", site=where.site, stack=where.stack, thread=name,
+                       hint=f"set a new value ({var.name}.set({{**{var.name}.get(), ...}})) instead of "
+                            "changing the shared one in place", origin=_line(where))
 
 
 def yielded_view(view: Any, base: Any, site: int) -> Any:
@@ -566,15 +571,16 @@ def _yielded_view(view: Any, site: int, producer: Any) -> None:
     if state is None or state[0] != code:
         t.views[site] = (code, weakref.ref(view), None, count - 1)  # this view is the one alive
         return
+    if _marked_loop(producer.f_back):
+        return  # a loop of the project's consumes it: its keeps are judged where they are (rule Kept)
     _, ref, digest, baseline = state
     previous = ref()
     kept = count - baseline - 1  # views alive besides this one
     if (previous is not None and digest is not None and kept >= 2 and site not in t.flagged
-            and _ledger is not None and not _marked_loop(producer.f_back)
-            and fingerprint(previous).digest != digest):
+            and _ledger is not None and fingerprint(previous).digest != digest):
         _report_view(previous, site)
-    # Its bytes are read only when a view is already kept besides it: a loop that takes one at a time
-    # pays nothing.
+    # Its bytes are read only when a view is alive besides it (a collection's, or a library loop's
+    # variable): a generator nobody keeps anything of pays no read.
     now = fingerprint(view).digest if kept >= 1 else None
     t.views[site] = (code, weakref.ref(view), now, baseline)
 
@@ -1464,10 +1470,11 @@ def _explained(result: Any, obj: Any) -> bool:
 def _based_on(result: Any, obj: Any) -> bool:
     """An array made over *obj*'s memory (``np.frombuffer(block)``): numpy arrays show the garbage
     collector no referents, so their ``base`` chain is followed, through a memoryview to what it exports."""
-    base = getattr(result, "base", None) if _buffer_type(type(result)) else None
+    np = sys.modules.get("numpy")
+    if np is None or not isinstance(result, np.ndarray):
+        return False
+    base = result.base
     for _ in range(8):
-        if base is None:
-            return False
         if base is obj:
             return True
         if type(base) is memoryview:
@@ -1475,7 +1482,9 @@ def _based_on(result: Any, obj: Any) -> bool:
                 return base.obj is obj
             except ValueError:  # released
                 return False
-        base = getattr(base, "base", None)
+        if not isinstance(base, np.ndarray):  # an array's base only: never a user object's attribute
+            return False
+        base = base.base
     return False
 
 

@@ -121,7 +121,9 @@ def _released(arr: Any) -> str:
             return ""
         if kind is mmap.mmap and base.closed:
             return "its memory was unmapped (a closed mmap)"
-        base = getattr(base, "base", None)
+        if not isinstance(base, sys.modules["numpy"].ndarray):  # an array's base only, no user object's attribute
+            return ""
+        base = base.base
     return ""
 
 

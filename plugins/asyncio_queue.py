@@ -41,7 +41,9 @@ def _create_task(original: Any) -> Any:
         task = original(self, *args, **kwargs)
         if boundary._on:
             try:
-                context = kwargs.get("context") or contextvars.copy_context()
+                context = kwargs.get("context")
+                if context is None:  # an empty Context given is the task's, though falsy
+                    context = contextvars.copy_context()
                 boundary.context_copied(task, list(context.items()))
             except Exception:  # aliascheck's own failure never reaches the program
                 pass
