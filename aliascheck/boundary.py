@@ -240,6 +240,10 @@ class _Test:
     def held(self, rec: Record) -> bool:
         return _held(rec)
 
+    def released(self, rec: Record) -> bool:
+        # getrefcount's argument and the record's own reference: nobody else refers to the value.
+        return sys.getrefcount(rec.obj) <= 2
+
     def by_project(self, rec: Record, epoch: int) -> bool:
         return _by_project(rec, epoch)
 
@@ -709,6 +713,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
             prev = None
         else:
             prev.obj = old  # held again while it is judged (and reported, if it changed)
+            del old  # the record's reference is aliascheck's only one (rule Kept counts the others)
     if how == "name" and prev is not None and prev.obj is value:
         return  # a name bound again to the very object it held: a handle to live state, not a history
     if prev is not None and site not in t.flagged and (

@@ -490,7 +490,13 @@ def kept(rec: Record, check: str, at: Any, collect: Callable[[], None] | None = 
         return []
     if collect is not None:
         collect()
-    if not (keep.how == "name" and check == "next keep") and not at.held(rec):  # a name held it till now
+    if keep.how == "name" and check == "next keep":
+        # A name held it till now. Bound again, it let go of the value: if nobody else holds it either, no
+        # one could read the change (a window onto a slot that a producer refills after the consumer's
+        # acknowledgement); another name or a container still holding it (``prev = frame``) could.
+        if at.released(rec):
+            return []
+    elif not at.held(rec):
         return []
     changes = at.changes(rec, now)
     if not changes:
