@@ -76,7 +76,7 @@ def register(base: int, table: tuple[tuple[str, str, Any], ...]) -> None:
 class _Keep:
     """Where a kept value sits: its keeper, and the key, index or name it is under."""
 
-    __slots__ = ("ref", "key", "how", "site", "epoch", "giver", "producer", "code")
+    __slots__ = ("ref", "key", "how", "site", "epoch", "giver", "producer", "code", "memory")
 
     def __init__(self, keeper: Any, key: Any, how: str, site: int) -> None:
         # Weak when it can be: a keep must not keep its keeper alive.
@@ -90,6 +90,9 @@ class _Keep:
         # writes after the keep are its own intent, not the keeper's: for the keeper, a change.
         self.producer: int | None = None
         self.code = 0  # the id of the code of the function that kept it
+        # A container holding arrays or tensors over memory another process or an array's owner writes:
+        # judged at the next keep, as an array is (its keeper may be a function's local, gone at teardown).
+        self.memory = False
 
     @property
     def keeper(self) -> Any:
@@ -717,7 +720,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     if how == "name" and prev is not None and prev.obj is value:
         return  # a name bound again to the very object it held: a handle to live state, not a history
     if prev is not None and site not in t.flagged and (
-            prev.obj is value or how == "name" or _buffer_type(type(prev.obj))):
+            prev.obj is value or how == "name" or _buffer_type(type(prev.obj)) or prev.adopter.memory):
         # The value kept here before, while its keeper surely held it: the same object kept again
         # (a history of one object), a name bound again to a new value (it held the old one till now),
         # or an array or tensor (hashed at C speed).
@@ -725,13 +728,17 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     if made and repeat == 1:
         return  # the project's own value, kept once: not a crossing
     view = _view(value)
+    # A container holding views of memory another process or an array's owner writes (a state dict a
+    # torch.multiprocessing queue delivered) is live whoever else refers to it.
+    memory = not view and issubclass(type(value), (dict, list, tuple)) and _holds_foreign_memory(value)
     if how in ("name", "attr"):
         # A name or attribute holding a live object itself is a handle (``self.w = model.weight``):
         # a view of live memory is a value, and so is a container of live objects, once the same
         # line keeps again (``best = list(model.parameters())`` at each improvement).
-        if not view and (type(value) not in (dict, list) or _fresh(value)):
+        if not view and not memory and (type(value) not in (dict, list) or _fresh(value)):
             return
-    elif others <= 0 and repeat == 1 and not view and (type(value) not in (dict, list) or _fresh(value)):
+    elif (others <= 0 and repeat == 1 and not view and not memory
+          and (type(value) not in (dict, list) or _fresh(value))):
         return  # the keeper alone refers to it: nobody else can change it
     elif not _data(value):
         return  # an object kept as an item is a handle (a model, a client), not a value
@@ -744,6 +751,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     keep.giver = _giver(site, value, frame)
     keep.producer = producer
     keep.code = id(frame.f_code) if frame is not None else 0
+    keep.memory = memory
     if view and not _test.foreign and _foreign_memory(value):
         _test.foreign = True  # from now on the project's writes into arrays are told by memory too
     rec.adopter = keep
@@ -988,6 +996,37 @@ def _foreign_memory(value: Any) -> bool:
     """A tensor over memory torch did not allocate (``torch.from_numpy``, ``torch.as_tensor`` of an array)."""
     try:
         return type(value).__module__.startswith("torch") and not value.untyped_storage().resizable()
+    except Exception:
+        return False
+
+
+def _holds_foreign_memory(value: Any) -> bool:
+    """A dict or list (its first levels, bounded) holding an array or tensor over memory it does not own
+    alone: shared memory another process writes (a ``torch.multiprocessing`` queue's tensors), an
+    array's memory under a tensor."""
+    from .probe import KEPT_WIDTH, _owned_buffer_types
+
+    buffers = _owned_buffer_types()
+    level, seen = [value], 0
+    try:
+        while level and seen <= KEPT_WIDTH:
+            refs = gc.get_referents(*level)  # C level: no user method runs
+            seen += len(refs)
+            if any(map(_shared_memory, [part for part in refs if type(part) in buffers])):
+                return True
+            level = [part for part in refs if issubclass(type(part), (dict, list, tuple))]
+        return False
+    except Exception:
+        return False
+
+
+def _shared_memory(buffer: Any) -> bool:
+    """An array or tensor over memory it does not own alone (see :func:`_holds_foreign_memory`)."""
+    try:
+        if type(buffer).__module__.startswith("torch"):
+            storage = buffer.untyped_storage()
+            return storage.is_shared() or not storage.resizable()
+        return buffer.base is not None  # an ndarray (exactly: fresh() collects no subclass): a view
     except Exception:
         return False
 

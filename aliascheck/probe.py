@@ -459,7 +459,12 @@ def _owns_memory(buffer: Any) -> bool:
             return buffer.base is None and buffer.flags.owndata and not buffer.dtype.hasobject
         if buffer._base is not None or buffer.is_sparse:
             return False
-        # The storage's users: this tensor and the storage object made here to ask.
-        return sys.modules["torch"]._C._storage_Use_Count(buffer.untyped_storage()._cdata) <= 2
+        # The storage's users: this tensor and the storage object made here to ask. Memory torch did not
+        # allocate here (not resizable: an array's, or shared memory a torch.multiprocessing queue
+        # mapped in) or that it shares with other processes is not this tensor's alone: another
+        # process, or the array's owner, writes it.
+        storage = buffer.untyped_storage()
+        return (sys.modules["torch"]._C._storage_Use_Count(storage._cdata) <= 2 and storage.resizable()
+                and not storage.is_shared())
     except Exception:  # a private API gone, a wrapper without storage: not known to be fresh
         return False

@@ -29,6 +29,7 @@ import aliascheck.sites as sites
 
 if TYPE_CHECKING:
     from .adapters import Adapters
+    from .config import Options
     from .ledger import Ledger
     from .spool import Spool
 
@@ -39,6 +40,7 @@ class Recording(Protocol):
     ledger: Ledger
     adapters: Adapters
     spool: Spool | None
+    options: Options
 
     def fork(self) -> None: ...
 
@@ -99,6 +101,10 @@ def finish() -> None:
     led = session.ledger
     try:
         session.adapters.teardown(led)
+        if session.options.boundary == "on":  # the boundary's keeps in this process, and what it found
+            import aliascheck.boundary as boundary
+
+            boundary.judge_all()
         led.verify_all("teardown")
         led.drain()
         stats = led.stats

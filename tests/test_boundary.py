@@ -1475,6 +1475,86 @@ def test_a_window_onto_a_slot_under_a_hand_off_is_judged_by_who_can_still_read_i
     result.stdout.fnmatch_lines(["*view holds * ndarray* (handed out by wait(shm, ready, go)), changed after it"
                                  " was kept*"])
 
+
+QUEUED_TENSORS = '''
+    import torch
+    import torch.multiprocessing as mp
+
+    def train(inbox, outbox, fresh):
+        model = torch.nn.Linear(4, 1, bias=False)
+        torch.nn.init.zeros_(model.weight)
+        for _ in range(3):
+            with torch.no_grad():
+                model.weight.add_(1.0)
+            state = model.state_dict()
+            inbox.put({k: v.clone() for k, v in state.items()} if fresh else state)
+            assert outbox.get(timeout=60) == "ack"  # the receiver has it before the next step
+        inbox.put(None)
+
+    def evaluate(inbox, outbox, copy):
+        history = []
+        while (state := inbox.get(timeout=60)) is not None:
+            history.append({k: v.clone() for k, v in state.items()} if copy else state)
+            outbox.put("ack")
+        outbox.put([float(h["weight"].sum()) for h in history])
+
+    def sent_to_the_test(fresh, copy):
+        ctx = mp.get_context("spawn")
+        inbox, outbox = ctx.Queue(), ctx.Queue()
+        p = ctx.Process(target=train, args=(inbox, outbox, fresh))
+        p.start()
+        history = []
+        while (state := inbox.get(timeout=60)) is not None:
+            if copy:
+                state = {k: v.clone() for k, v in state.items()}
+            history.append(state)
+            outbox.put("ack")
+        p.join(60)
+        return [float(h["weight"].sum()) for h in history]
+
+    def sent_to_a_child(copy):
+        ctx = mp.get_context("spawn")
+        inbox, outbox = ctx.Queue(), ctx.Queue()
+        p = ctx.Process(target=evaluate, args=(inbox, outbox, copy))
+        p.start()
+        train(inbox, outbox, False)
+        got = outbox.get(timeout=60)
+        p.join(60)
+        return got
+
+    def test_the_test_keeps_the_senders_live_state():
+        assert sent_to_the_test(fresh=False, copy=False) == [12.0, 12.0, 12.0]
+
+    def test_the_test_keeps_copies():
+        assert sent_to_the_test(fresh=False, copy=True) == [4.0, 8.0, 12.0]
+
+    def test_the_sender_sends_clones():
+        assert sent_to_the_test(fresh=True, copy=False) == [4.0, 8.0, 12.0]
+
+    def test_a_child_keeps_the_senders_live_state():
+        assert sent_to_a_child(copy=False) == [12.0, 12.0, 12.0]
+
+    def test_a_child_keeps_copies():
+        assert sent_to_a_child(copy=True) == [4.0, 8.0, 12.0]
+'''
+
+
+def test_tensors_a_queue_moved_into_shared_memory_are_the_senders_live_memory(pytester: pytest.Pytester) -> None:
+    # Memory as the identity across processes: a torch.multiprocessing queue moves a sent tensor's
+    # storage into shared memory, so what the receiver keeps is the sender's live parameters. Kept in
+    # a history (in the test's process, or in a child, whose keeps are judged before it exits), the
+    # sender's next step changes them; a copy on either side is clean.
+    result = run(pytester, QUEUED_TENSORS)
+    assert outcomes(result) == {"test_the_test_keeps_the_senders_live_state": "FAILED",
+                                "test_the_test_keeps_copies": "PASSED",
+                                "test_the_sender_sends_clones": "PASSED",
+                                "test_a_child_keeps_the_senders_live_state": "FAILED",
+                                "test_a_child_keeps_copies": "PASSED"}, result.stdout.str()
+    result.stdout.fnmatch_lines(["*history holds 3 live OrderedDicts (handed out by *), changed after it was kept:"
+                                 " history?0?*weight*: tensor bytes changed*",
+                                 "*history holds * live OrderedDicts (handed out by *), changed after it was kept*"
+                                 "(in SpawnProcess-*)*"], consecutive=False)
+
 YIELDED_VIEWS = '''
     import itertools
 
