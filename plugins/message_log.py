@@ -33,6 +33,7 @@ import aliascheck.ledger as _ledger
 import aliascheck.mutability as mutability
 import aliascheck.records as records
 import aliascheck.sites as sites
+from aliascheck.fingerprint import fingerprint
 from aliascheck.kinds import SERIALISED, SHARED_RECEIPT
 from aliascheck.records import Record
 
@@ -312,6 +313,8 @@ def _receive(key: Any, calls: bool = True) -> Record | None:
         if _received.pop(id(key), None) is not rec:  # another thread's receive took it meanwhile
             return None
         _judge_received(rec)
+        if not calls and not rec.flagged and rec.receivers <= 1:
+            _taken_off(rec, key)
     elif _flat and (entry := _flat.pop(id(key), None)) is not None:
         _received_flat(key, entry)
     return rec
@@ -341,11 +344,93 @@ def done(ident: int | None) -> None:
         _serialising.pop(ident, None)
 
 
+# Thread ident -> {id of a message taken off a queue by that thread, or of one of a tuple message's
+# items: (its record without the value, with the part's fingerprint at the receipt; weak references to
+# the tensors and arrays in it)}. A writer thread that takes checkpoints off a queue and serialises them
+# later (at a flush) writes what they hold then. Nothing of the message is held: a part found again by
+# id is the same one only while the very buffers it held are alive and still in it.
+_taken_parts: dict[int, dict[int, tuple[Record, list[Any]]]] = {}
+_TAKEN_PER_THREAD = 32
+
+
+def _taken_off(rec: Record, message: Any) -> None:
+    """*message* was taken off a queue by this thread, unchanged: remember its parts that hold tensors
+    or arrays, for a serialisation by this thread later (:func:`serialised`). Never raises."""
+    try:
+        parts = [("", message)]
+        if type(message) in (tuple, list):
+            parts += [(f"[{i}]", item) for i, item in enumerate(message)]
+        mine: dict[int, tuple[Record, list[Any]]] | None = None
+        for path, part in parts:
+            buffers = _buffers_in(part)
+            if not buffers:
+                continue
+            twin = Record.__new__(Record)
+            for slot in Record.__slots__:
+                object.__setattr__(twin, slot, getattr(rec, slot, None))
+            twin.obj, twin.flat, twin.fp, twin.exclude = None, None, fingerprint(part), ()
+            twin.label = f"{rec.label}{path}" if path else rec.label
+            if mine is None:
+                mine = _taken_parts.setdefault(threading.get_ident(), {})
+            mine[id(part)] = (twin, [weakref.ref(b) for b in buffers])
+            while len(mine) > _TAKEN_PER_THREAD:
+                del mine[next(iter(mine))]
+    except Exception as exc:  # pragma: no cover - aliascheck's own bug must not break the receive
+        judge.internal(rec.ledger, rec.owner_name, exc)
+
+
+def _buffers_in(value: Any, levels: int = 3, width: int = 4096) -> list[Any]:
+    """The tensors and arrays in *value*'s first *levels* of dicts, lists and tuples (C-level reads)."""
+    import gc
+
+    from aliascheck.probe import _owned_buffer_types
+
+    kinds = _owned_buffer_types()
+    if not kinds:
+        return []
+    if type(value) in kinds:
+        return [value]
+    found: list[Any] = []
+    level = [value] if issubclass(type(value), (dict, list, tuple)) else []
+    for _ in range(levels):
+        if not level:
+            break
+        refs = gc.get_referents(*level)
+        if len(refs) > width:
+            return []
+        found += [r for r in refs if type(r) in kinds]
+        level = [r for r in refs if issubclass(type(r), (dict, list, tuple))]
+    return found
+
+
+def _serialised_taken(obj: Any) -> None:
+    mine = _taken_parts.get(threading.get_ident())
+    entry = mine.get(id(obj)) if mine else None
+    if mine is None or entry is None:
+        return
+    twin, refs = entry
+    held = [r() for r in refs]
+    if any(b is None for b in held) or not {id(b) for b in held} <= {id(b) for b in _buffers_in(obj)}:
+        mine.pop(id(obj), None)  # another object at that id now
+        return
+    led = twin.ledger
+    if twin.flagged or not led.recording or led.pid != _pid:
+        return
+    _checked(led)
+    judge.message_changed(twin, SERIALISED, now=(None, fingerprint(obj)), only_bytes=True)
+
+
 def serialised(obj: Any) -> None:
     """This thread serialises *obj* now: if it is running a recorded call and *obj* is one of the
-    arguments that call was handed, that argument's tensors and arrays are judged against the hand-off
-    (once a finding, no more). What the worker made itself and serialises (its own ``state_dict()``
-    of a model it trains) is not a value it was handed. Never raises."""
+    arguments that call was handed, or it took *obj* off a queue (a writer thread flushing), *obj*'s
+    tensors and arrays are judged against the hand-off (once a finding, no more). What the worker made
+    itself and serialises (its own ``state_dict()`` of a model it trains) is not a value it was handed.
+    Never raises."""
+    if _taken_parts:
+        try:
+            _serialised_taken(obj)
+        except Exception:  # pragma: no cover - aliascheck's own bug must not break the save
+            pass
     rec = _serialising.get(threading.get_ident())
     if rec is None or rec.flagged:
         return
@@ -493,6 +578,12 @@ def teardown(ledger: Any) -> None:
                 _pending.pop(ident, None)
         _opaque.difference_update([k for k in _opaque if k[0] == id(ledger)])
         _overflow.discard(id(ledger))
+        for ident, parts in list(_taken_parts.items()):  # a writer thread may still be taking: pops
+            for key, (twin, _refs) in list(parts.items()):
+                if twin.ledger is ledger:
+                    parts.pop(key, None)
+            if not parts:
+                _taken_parts.pop(ident, None)
         _taken.pop(id(ledger), None)
         handed = [(key[1], next(_handed.pop(key))) for key in list(_handed) if key[0] == id(ledger)]
         contexts = _contexts.pop(id(ledger), [])

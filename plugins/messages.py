@@ -376,7 +376,7 @@ def _taking(original: Any) -> Any:
 def _dumps(original: Any) -> Any:
     @functools.wraps(original)
     def dumps(*args: Any, **kwargs: Any) -> Any:
-        if message_log._serialising:
+        if message_log._serialising or message_log._taken_parts:
             message_log.serialised(args[0] if args else kwargs.get("obj"))
         callback = kwargs.get("buffer_callback")
         if callback is None or (led := _recording()) is None:

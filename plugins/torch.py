@@ -53,7 +53,7 @@ def _saving(original: Any) -> Any:
     def save(*args: Any, **kwargs: Any) -> Any:
         # Not imported: no message was recorded, nothing is being serialised late (a child process).
         log = sys.modules.get("aliascheck.plugins.message_log")
-        if log is not None and log._serialising:
+        if log is not None and (log._serialising or log._taken_parts):
             log.serialised(args[0] if args else kwargs.get("obj"))
         return original(*args, **kwargs)
 

@@ -481,6 +481,59 @@ def test_tensors_and_arrays_handed_to_a_worker_are_judged_when_it_serialises_the
     result.stdout.no_fnmatch_line("*saved_by*")
 
 
+
+def test_what_a_writer_thread_took_off_a_queue_is_judged_when_it_serialises_it(pytester):
+    # Late serialisation through a queue: the writer takes each checkpoint at once (unchanged at the
+    # receipt) and pickles it at a flush. The sender's change in between is in the file; a snapshot
+    # put on the queue, and a writer that pickles what it took before the change, are clean.
+    pytester.makepyfile(test_flush="""
+        import pickle
+        import queue
+        import threading
+
+        import numpy as np
+
+        def writer(inbox, saved, flushed):
+            pending = []
+            while (item := inbox.get()) is not None:
+                if item[0] == "now":
+                    saved.append(pickle.dumps(item[1]))
+                    flushed.set()
+                else:
+                    pending.append(item)
+                inbox.task_done()
+            for _, state in pending:
+                saved.append(pickle.dumps(state))  # the flush: serialised only now
+
+        def train(snapshot, when="later"):
+            params, inbox, saved, flushed = np.zeros(3), queue.Queue(), [], threading.Event()
+            t = threading.Thread(target=writer, args=(inbox, saved, flushed))
+            t.start()
+            params += 1.0
+            inbox.put((when, {"w": params.copy() if snapshot else params}))
+            inbox.join()  # the writer has taken it
+            if when == "now":
+                assert flushed.wait(30)
+            params += 1.0  # the next step, in place
+            inbox.put(None)
+            t.join(30)
+            return float(pickle.loads(saved[0])["w"][0])
+
+        def test_live_params_flushed_later():
+            assert train(snapshot=False) == 2.0
+
+        def test_snapshot_flushed_later():
+            assert train(snapshot=True) == 1.0
+
+        def test_live_params_pickled_as_taken():
+            assert train(snapshot=False, when="now") == 1.0
+    """)
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*FAILED test_flush.py::test_live_params_flushed_later*"])
+    result.stdout.fnmatch_lines(["*handed over tensors or arrays that changed before the worker serialised them: "
+                                 + _literal("['w']: array bytes changed") + "*"])
+
 def test_messages_are_not_recorded_without_the_flag_or_from_library_code(pytester):
     pytester.makepyfile(test_plain="""
         import queue
