@@ -21,7 +21,9 @@ the reports go through the one producer, :meth:`aliascheck.ledger.Ledger.report`
 from __future__ import annotations
 
 import collections
+import contextvars
 import dis
+import functools
 import gc
 import itertools
 import re
@@ -501,12 +503,46 @@ def context_copied(task: Any, items: Iterable[tuple[Any, Any]]) -> None:
 
 
 def _current_task() -> Any:
+    """Who runs now in a context copy: the asyncio task, else the :class:`contextvars.Context` this
+    thread runs a call in (``asyncio.to_thread``, ``Thread(target=ctx.run, ...)``), else None (the
+    creator's plain code)."""
     try:
         import asyncio
 
-        return asyncio.current_task()
-    except RuntimeError:  # no running loop: the creator's plain code
+        task = asyncio.current_task()
+    except RuntimeError:  # no running loop
+        task = None
+    return task if task is not None else getattr(_RUNNING, "context", None)
+
+
+_RUNNING = threading.local()  # .context: the Context this thread runs a call in
+_CONTEXT_RUN = type(contextvars.Context().run)
+
+
+def context_of(call: Any) -> Any:
+    """The :class:`contextvars.Context` *call* runs in, when it is one's ``run`` (bound, or the head
+    of a ``functools.partial``: what ``asyncio.to_thread`` hands the executor); else None. Read at C
+    level: a type test and a builtin method's ``__self__``."""
+    if type(call) is functools.partial:
+        call = call.func
+    if type(call) is _CONTEXT_RUN and type(getattr(call, "__self__", None)) is contextvars.Context:
+        return call.__self__
+    return None
+
+
+def running_context(context: Any) -> Any:
+    """This thread starts running a call in *context* (None: not in a copy); returns the token for
+    :func:`left_context`."""
+    if context is None:
         return None
+    before = getattr(_RUNNING, "context", None)
+    _RUNNING.context = context
+    return (before,)
+
+
+def left_context(token: Any) -> None:
+    if token is not None:
+        _RUNNING.context = token[0]
 
 
 def _context_read(value: Any, site: int) -> None:
@@ -537,8 +573,10 @@ def _context_read(value: Any, site: int) -> None:
         import asyncio
 
         where = capture(3)
-        # The base class's name: a task factory's subclass is the program's code.
-        name = asyncio.Task.get_name(task) if isinstance(task, asyncio.Task) else "a task"
+        # The base class's name: a task factory's subclass is the program's code. A context a thread
+        # runs a call in is named by the thread.
+        name = (f"task {asyncio.Task.get_name(task)}" if isinstance(task, asyncio.Task)
+                else f"thread {threading.current_thread().name}")
         _ledger.report("mutation", changes, owner="contextvars.ContextVar", label=var.name,
                        check="context", site=where.site, stack=where.stack, thread=name,
                        hint=f"set a new value ({var.name}.set({{**{var.name}.get(), ...}})) instead of "

@@ -193,8 +193,8 @@ def _gist(bug: Bug) -> str:
         loader = where or (f"{f.owner} ({site})" if site else f.owner)
         return f"{loader} wrote into the state it was given: {bug.change}"
     if f.kind == "mutation" and f.check == "context":
-        return (f"task {f.thread} read ContextVar {f.label!r} ({site}), whose value the task's context copy shares, "
-                f"changed after the task was created: {bug.change}")
+        return (f"{f.thread} read ContextVar {f.label!r} ({site}), whose value its context copy shares, "
+                f"changed after the copy was made: {bug.change}")
     if f.kind == "mutation" and f.owner in CHANNELS:
         sender = f"{site.function} ({site})" if site and site.function else f"{f.owner} sender"
         if f.check == SERIALISED:

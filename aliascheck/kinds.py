@@ -82,7 +82,7 @@ CHECKS: dict[str, str] = {
     "receive": "the receiver taking the message (get, the thread or work item starting, loads)",
     "receive-shared": "another receiver of the same message, after one had taken it (or teardown)",
     "serialise": "the worker serialising (torch.save, pickle.dump) while it runs the call it was handed",
-    "context": "the task reading a value its context copy shares, changed after the task was created",
+    "context": "the task or thread reading a value its context copy shares, changed after the copy was made",
     "feed": "the feeder thread pickling the message",
     "sync": "the sender's next receive (a reply, a result): it may change the message after that",
     "cache-hit": "a later call of the cache, handing the value out again",

@@ -33,7 +33,8 @@ def block(bug: Bug, verbose: bool = False, noun: str = "test") -> str:
         lines.append(f"            ... and {f.more} more changed paths")
     lines.append(f"  seen by:  {seen_by(bug)}")
     if f.handover:
-        thread = f" (thread {f.thread})" if f.thread and f.thread != "MainThread" else ""
+        runner = f.thread if f.thread.startswith(("task ", "thread ")) else f"thread {f.thread}"
+        thread = f" ({runner})" if f.thread and f.thread != "MainThread" else ""
         lines.append(f"  handover: {f.handover}{thread}")
     processes = bug.processes
     if processes:

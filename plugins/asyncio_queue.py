@@ -2,7 +2,8 @@
 
 Also the task contexts: ``loop.create_task`` copies the current context shallowly, and the
 runtime is told the mutable values the copy shares (rule *Runtime shallow copies*, judged in
-:mod:`aliascheck.boundary` when the task reads one).
+:mod:`aliascheck.boundary` when the task reads one). Copies a thread runs a call in
+(``contextvars.copy_context``) are the messages adapter's to record.
 
 A separate adapter so that a session whose tests never import asyncio does not pay for
 importing it (about 30 ms of start-up): it is installed once asyncio is imported, before
@@ -43,13 +44,16 @@ def _create_task(original: Any) -> Any:
             try:
                 context = kwargs.get("context")
                 if context is None:  # an empty Context given is the task's, though falsy
-                    context = contextvars.copy_context()
+                    context = _copy_context()
                 boundary.context_copied(task, list(context.items()))
             except Exception:  # aliascheck's own failure never reaches the program
                 pass
         return task
 
     return create_task
+
+
+_copy_context = contextvars.copy_context  # the original: the task's items, no copy recorded
 
 
 @hookimpl

@@ -41,6 +41,7 @@ from __future__ import annotations
 import concurrent.futures._base as _cf_base
 import concurrent.futures.process as _cf_process
 import concurrent.futures.thread as _cf_thread
+import contextvars
 import functools
 import multiprocessing.connection as _mp_connection
 import multiprocessing.pool as _mp_pool
@@ -49,6 +50,7 @@ import multiprocessing.queues as _mq
 import os
 import pickle
 import queue
+import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -245,6 +247,33 @@ def _feeding(original: Any) -> Any:
 
 
 
+# -- context copies a thread runs a call in ---------------------------------------
+# asyncio.to_thread's file, not imported for it: it copies the context for the call it runs in a thread.
+_TO_THREAD = os.path.join(os.path.dirname(contextvars.__file__), "asyncio", "threads.py")
+
+
+def _copying(original: Any) -> Any:
+    """``contextvars.copy_context()`` called by the project, or by ``asyncio.to_thread`` for the call it
+    runs in a thread: a shallow copy whose mutable values the runtime is told (as a task's). asyncio's
+    own callbacks (a ``Handle`` copies the context at every ``call_soon``) are not copies the project
+    made: not recorded."""
+
+    @functools.wraps(original)
+    def copy_context() -> Any:
+        context = original()
+        boundary = sys.modules.get("aliascheck.boundary")
+        if boundary is not None and boundary._on:
+            try:
+                caller = sys._getframe(1).f_code.co_filename
+                if caller == _TO_THREAD or boundary._in_project(caller):
+                    boundary.context_copied(context, list(context.items()))
+            except Exception:  # aliascheck's own failure never reaches the program
+                pass
+        return context
+
+    return copy_context
+
+
 # -- executors and threads --------------------------------------------------------
 def _call_immutable(args: Any, kwargs: Any) -> bool:
     return mutability.immutable(args) and all(map(mutability.immutable, kwargs.values()))
@@ -286,13 +315,28 @@ def _run(original: Any) -> Any:
 
     @functools.wraps(original)
     def run(self: Any) -> Any:
-        if not _received:
-            return original(self)
-        token = message_log.running(_receive(self))
+        # A call run in a context copy (asyncio.to_thread's partial(ctx.run, ...), Thread(target=ctx.run)):
+        # this thread reads that copy's values (rule Runtime shallow copies). The stdlib's own attributes.
+        boundary = sys.modules.get("aliascheck.boundary")
+        inside = None
+        if boundary is not None and boundary._on:
+            try:
+                own = object.__getattribute__(self, "__dict__")
+                inside = boundary.running_context(boundary.context_of(
+                    own.get("fn") if type(self) is _cf_thread._WorkItem else own.get("_target")))
+            except Exception:  # aliascheck's own failure never reaches the program
+                inside = None
         try:
-            return original(self)
+            if not _received:
+                return original(self)
+            token = message_log.running(_receive(self))
+            try:
+                return original(self)
+            finally:
+                message_log.done(token)
         finally:
-            message_log.done(token)
+            if inside is not None:
+                boundary.left_context(inside)
 
     return run
 
@@ -498,6 +542,7 @@ def _patch() -> list[Callable[[], None]]:
         patch(_mp_pool.IMapIterator, "next", _taking),
         patch(_mp_pool.IMapIterator, "__next__", _taking),
         patch(threading.Thread, "_bootstrap_inner", _run),
+        patch(contextvars, "copy_context", _copying),
         patch(pickle, "dumps", _dumps),
         patch(pickle, "dump", _dumps),
         patch(pickle, "loads", _loads),

@@ -1671,10 +1671,86 @@ def test_a_tasks_context_copy_shares_its_mutable_values(pytester: pytest.Pyteste
     result = run(pytester, CONTEXTS)
     assert flagged(result) == {"test_buggy"}, result.stdout.str()
     result.stdout.fnmatch_lines([
-        "*task Task-* read ContextVar 'request' (test_user.py:9), whose value the task's context copy shares, "
-        "changed after the task was created: *'alice' -> 'bob'",
+        "*task Task-* read ContextVar 'request' (test_user.py:9), whose value its context copy shares, "
+        "changed after the copy was made: *'alice' -> 'bob'",
         "*fix: test_user.py:9: set a new value (request.set({**request.get(), ...})) instead of changing the shared*"])
 
+
+
+THREAD_CONTEXTS = """
+    import asyncio
+    import contextvars
+    import threading
+
+    request = contextvars.ContextVar("request")
+
+    def worker(started, go):
+        started.set()
+        assert go.wait(30)
+        info = request.get()           # the thread reads the context copy it runs in
+        return info["user"]
+
+    async def handle(in_place):
+        request.set({"user": "alice"})
+        started, go = threading.Event(), threading.Event()
+        pending = asyncio.ensure_future(asyncio.to_thread(worker, started, go))
+        while not started.is_set():
+            await asyncio.sleep(0)
+        if in_place:
+            request.get()["user"] = "bob"   # changes the dict the thread's copy shares
+        else:
+            request.set({"user": "bob"})    # a new value: the copy keeps alice
+        go.set()
+        return await pending
+
+    def test_to_thread_buggy():
+        assert asyncio.run(handle(in_place=True)) == "bob"
+
+    def test_to_thread_fixed():
+        assert asyncio.run(handle(in_place=False)) == "alice"
+
+    def run_in_copy(change):
+        request.set({"user": "alice"})
+        ctx = contextvars.copy_context()
+        started, go, out = threading.Event(), threading.Event(), []
+        t = threading.Thread(target=ctx.run, args=(lambda: out.append(worker(started, go)),))
+        t.start()
+        assert started.wait(30)
+        change()
+        go.set()
+        t.join(30)
+        return out
+
+    def rename():
+        info = request.get()
+        info["user"] = "carol"          # in place, after the copy
+
+    def test_thread_target_ctx_run_buggy():
+        assert run_in_copy(rename) == ["carol"]
+
+    def test_thread_target_ctx_run_fixed():
+        assert run_in_copy(lambda: request.set({"user": "carol"})) == ["alice"]
+
+    def test_a_plain_thread_is_not_a_copy():
+        request.set({"user": "alice"})
+        started, go, out = threading.Event(), threading.Event(), []
+        t = threading.Thread(target=lambda: out.append(request.get(None)))
+        t.start()
+        request.get()["user"] = "dave"
+        t.join(30)
+        assert out == [None]
+"""
+
+
+def test_a_threads_context_copy_shares_its_mutable_values(pytester: pytest.Pytester) -> None:
+    # Runtime shallow copies run by threads: asyncio.to_thread and Thread(target=ctx.run) run a call in
+    # a copy of the context. The creator changing the dict the copy shares before the thread reads it
+    # is the finding; a new value set is clean, and a plain thread (an empty context) copies nothing.
+    result = run(pytester, THREAD_CONTEXTS)
+    assert flagged(result) == {"test_to_thread_buggy", "test_thread_target_ctx_run_buggy"}, result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*thread asyncio_* read ContextVar 'request' (test_user.py:10), whose value its context copy shares, "
+        "changed after the copy was made: *'alice' -> 'bob'"])
 
 LOADER_ITEMS = '''
     import numpy as np
