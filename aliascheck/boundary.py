@@ -523,11 +523,9 @@ def context_of(call: Any) -> Any:
     """The :class:`contextvars.Context` *call* runs in, when it is one's ``run`` (bound, or the head
     of a ``functools.partial``: what ``asyncio.to_thread`` hands the executor); else None. Read at C
     level: a type test and a builtin method's ``__self__``."""
-    if type(call) is functools.partial:
-        call = call.func
-    if type(call) is _CONTEXT_RUN and type(getattr(call, "__self__", None)) is contextvars.Context:
-        return call.__self__
-    return None
+    head: Any = call.func if type(call) is functools.partial else call
+    owner = getattr(head, "__self__", None) if type(head) is _CONTEXT_RUN else None
+    return owner if type(owner) is contextvars.Context else None
 
 
 def running_context(context: Any) -> Any:

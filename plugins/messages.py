@@ -335,7 +335,7 @@ def _run(original: Any) -> Any:
             finally:
                 message_log.done(token)
         finally:
-            if inside is not None:
+            if inside is not None and boundary is not None:
                 boundary.left_context(inside)
 
     return run
