@@ -1037,23 +1037,31 @@ def _foreign_memory(value: Any) -> bool:
 
 
 def _holds_foreign_memory(value: Any) -> bool:
-    """A dict or list (its first levels, bounded) holding an array or tensor over memory it does not own
-    alone: shared memory another process writes (a ``torch.multiprocessing`` queue's tensors), an
-    array's memory under a tensor."""
-    from .probe import KEPT_WIDTH, _owned_buffer_types
+    """A dict or list (its first three levels, each of at most :data:`_MEMORY_WIDTH` references) holding
+    an array or tensor over memory it does not own alone: shared memory another process writes (a
+    ``torch.multiprocessing`` queue's tensors), an array's memory under a tensor."""
+    from .probe import _owned_buffer_types
 
     buffers = _owned_buffer_types()
-    level, seen = [value], 0
+    if not buffers:  # neither torch nor numpy imported: nothing can view memory
+        return False
+    level = [value]
     try:
-        while level and seen <= KEPT_WIDTH:
+        for _ in range(3):  # a state dict's tensors, a bucket's dict of slices: the first levels
             refs = gc.get_referents(*level)  # C level: no user method runs
-            seen += len(refs)
+            if len(refs) > _MEMORY_WIDTH:
+                return False
             if any(map(_shared_memory, [part for part in refs if type(part) in buffers])):
                 return True
             level = [part for part in refs if issubclass(type(part), (dict, list, tuple))]
+            if not level:
+                break
         return False
     except Exception:
         return False
+
+
+_MEMORY_WIDTH = 1 << 13
 
 
 def _shared_memory(buffer: Any) -> bool:
