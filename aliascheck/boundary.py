@@ -761,6 +761,16 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
         # (a history of one object), a name bound again to a new value (it held the old one till now),
         # or an array or tensor (hashed at C speed).
         _judge_one(prev, "next keep")
+    if (how == "name" and prev is not None and prev.kind == "kept" and not prev.flagged
+            and prev.obj is not None and sys.getrefcount(prev.obj) <= 2):
+        # The name let go of what it held, and nobody else holds it (getrefcount's argument and the
+        # record's): nothing can read it any more, so the record lets go of it too (it dies now, as
+        # without aliascheck) and is never judged again.
+        prev.obj, prev.kind = None, "released"
+        if t.last.get(site) is prev:
+            del t.last[site]
+    elif prev is not None and prev.obj is not None and not prev.flagged and prev.keeper is not None:
+        prev.obj = None  # judged and unchanged (or still held elsewhere): held weakly again
     if made and repeat == 1:
         return  # the project's own value, kept once: not a crossing
     view = _view(value)
@@ -799,6 +809,10 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
         # at teardown: the frame is gone).
         rec.keeper, rec.obj = weakref.ref(value), None
     else:
+        if how == "name" and _weak(type(value)):
+            # The test's own name (or a module's): judged at the test's end while the name holds it, and
+            # held weakly till then, so that it dies when the program lets go of it (a del, a binding).
+            rec.keeper, rec.obj = weakref.ref(value), None
         t.records.append(rec)
     watched = _watch(value)
     if producer is not None:  # whose writes these are decides (rule who wrote it, for whom)
@@ -1259,6 +1273,10 @@ def judge_all(check: str = "teardown") -> None:
 
     for rec in list(_test.records):
         if rec.kind == "kept" and not rec.flagged:
+            if rec.obj is None and rec.keeper is not None:  # held weakly: judged only if still alive
+                rec.obj = rec.keeper()
+                if rec.obj is None:
+                    continue
             _judge_one(rec, check, collect)
     pending, _test.pending = _test.pending, []
     for rec, changes, when, position in pending:

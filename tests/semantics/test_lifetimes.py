@@ -59,3 +59,21 @@ def test_gc_objects_beyond_the_records_unchanged() -> None:
     the test's end check); beyond them the program's objects are exactly as many."""
     p.objects_after(_block, beyond_records=True)
     assert min(p.objects_after(_block, beyond_records=True) for _ in range(3)) == 0
+
+
+def test_a_view_the_test_binds_again_dies_at_the_next_binding() -> None:
+    import mmap
+    import weakref
+
+    import numpy as np
+
+    memory = mmap.mmap(-1, 2)
+    refs = []
+    for i in range(3):
+        view = np.ndarray((2,), dtype=np.uint8, buffer=memory)  # the test's own name: judged at rebinding
+        refs.append(weakref.ref(view))
+        memory[0] = i  # the memory changes while the name holds the view
+    assert [r() is None for r in refs] == [True, True, False]
+    del view
+    assert refs[2]() is None
+    memory.close()
