@@ -3,8 +3,8 @@ writer thread takes the live checkpoint off the queue at once, but serialises it
 free, after the next optimizer step, so the checkpoint named for step 1 holds step 2's weights."""
 
 import io
-import threading
 import queue
+import threading
 
 import torch
 
