@@ -762,10 +762,9 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
         # or an array or tensor (hashed at C speed).
         _judge_one(prev, "next keep")
     if (how == "name" and prev is not None and prev.kind == "kept" and not prev.flagged
-            and prev.obj is not None and sys.getrefcount(prev.obj) <= 2):
-        # The name let go of what it held, and nobody else holds it (getrefcount's argument and the
-        # record's): nothing can read it any more, so the record lets go of it too (it dies now, as
-        # without aliascheck) and is never judged again.
+            and prev.obj is not None and t.released(prev)):
+        # The name let go of what it held, and nobody else holds it: nothing can read it any more, so
+        # the record lets go of it too (it dies now, as without aliascheck) and is never judged again.
         prev.obj, prev.kind = None, "released"
         if t.last.get(site) is prev:
             del t.last[site]
@@ -1084,7 +1083,7 @@ def _shared_memory(buffer: Any) -> bool:
         if type(buffer).__module__.startswith("torch"):
             storage = buffer.untyped_storage()
             return storage.is_shared() or not storage.resizable()
-        return buffer.base is not None  # an ndarray (exactly: fresh() collects no subclass): a view
+        return buffer.base is not None  # an ndarray (exactly: the caller tests the type): a view
     except Exception:
         return False
 
