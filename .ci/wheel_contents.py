@@ -1,9 +1,9 @@
 """Run by the wheel's own interpreter (.ci/wheel_smoke.sh): is everything the checkout ships installed?
 
 Every module of aliascheck/ and plugins/ (as aliascheck.plugins), the startup hook
-aliascheck-child.pth at the top of site-packages, the two entry points, and
-``import aliascheck`` finding this copy. It checks files, so it needs none of the
-extras installed; it prints what is missing and exits 1.
+aliascheck-child.pth at the top of site-packages, the two entry points, the compiled gate
+(aliascheck._gate, built with the wheel), and ``import aliascheck`` finding this copy. It
+checks files, so it needs none of the extras installed; it prints what is missing and exits 1.
 Usage: python wheel_contents.py CHECKOUT
 """
 
@@ -36,6 +36,10 @@ def main(checkout: Path) -> int:
 
     if not Path(aliascheck.__file__).resolve().is_relative_to(site.resolve()):
         missing.append(f"import aliascheck finds {aliascheck.__file__}, not the copy in {site}")
+    import aliascheck.gate
+
+    if not aliascheck.gate.COMPILED:
+        missing.append("the compiled gate aliascheck._gate (the wheel was built without it)")
     for line in missing:
         print(f"wheel_contents: missing: {line}")
     print(f"wheel_contents: {len(files)} files, {len(ENTRY_POINTS)} entry points: "

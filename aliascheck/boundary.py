@@ -34,6 +34,7 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
+import aliascheck.gate as gate
 import aliascheck.guard as guard
 import aliascheck.instrument as instrument
 import aliascheck.judge as judge
@@ -55,7 +56,7 @@ Exception, NameError, BaseException = Exception, NameError, BaseException  # noq
 WATCHED: set[int] = set()
 ATOMS = mutability.ATOMS
 # For the marked code's own tests (aliascheck.rewrite): a module may call its own names id or type.
-ID, TYPE, LEN, MAP, REFCOUNT, DICT, TUPLE = id, type, len, map, sys.getrefcount, dict, tuple
+ID, TYPE = id, type
 ONLY_ATOMS = ATOMS.issuperset  # of an iterable of types: stops at the first other one
 QUIET_WIDTH = 256  # a dict or list of atoms longer than this is not told quiet (see _atoms_only)
 # Array and tensor types met so far: an in-place write into one (``sample -= mean``) may go into
@@ -116,8 +117,8 @@ class _Last(tuple[Any, int, bool]):
     ``(the object or a weak reference to it, repeat, held strongly)``. Weakly held when it can be
     (an object's death is what other rules wait for: a shallow copy's original dropped at once); a
     dict or list is held by this tuple, an object of this module, which the keeper search passes
-    over as aliascheck's bookkeeping. A tuple, so that the marked code makes one at C speed when a
-    project generator's item is kept (:func:`aliascheck.rewrite.Marker._keep_call`).
+    over as aliascheck's bookkeeping. A tuple, so that the gate makes one at C speed when a project
+    generator's item is kept (:func:`aliascheck.gate.keep`).
     """
 
     __slots__ = ()
@@ -409,25 +410,28 @@ FED: set[int] = set()  # loop sites whose iterable (at the loop's last start) is
 PRODUCERS: dict[int, int] = {}  # FED's loop site -> the id of its generator's code (the writer of what it yields)
 
 
-def loop(iterable: Any, site: int, _generator: type = types.GeneratorType) -> Any:
-    """``for x in iterable`` starts: is it the project's own generator? Returns *iterable* itself.
-
-    Called at every loop start of the project's code: anything but a generator costs a type test
-    and a set's discard (a default argument, not a global, names the generator type)."""
-    if type(iterable) is not _generator:
-        FED.discard(site)
-        return iterable
+def generator_loop(iterable: Any, site: int) -> Any:
+    """``for x in iterable`` starts over a generator (:func:`aliascheck.gate.loop` asks for anything
+    else itself): is it the project's own? Returns *iterable* itself."""
     try:
         # A generator's code, read only from a generator itself: any other object's attributes are
         # the program's own code (``__getattr__``), never run by aliascheck.
-        if _on and _in_project(iterable.gi_code.co_filename):  # type: ignore[attr-defined]
+        if _on and _in_project(iterable.gi_code.co_filename):
             FED.add(site)
-            PRODUCERS[site] = id(iterable.gi_code)  # type: ignore[attr-defined]
+            PRODUCERS[site] = id(iterable.gi_code)
         else:
             FED.discard(site)
     except Exception:
         FED.discard(site)
     return iterable
+
+
+# The marked code's two per-statement questions, compiled where the install could (aliascheck.gate):
+# GATE(value, keeper[, watch]) before a call to kept; loop(iterable, site) at every loop's start.
+_gates: Any = gate._compiled if gate.COMPILED else gate
+for _configured in {gate, _gates}:
+    _configured.configure(ATOMS, BUFFERS, WATCHED, FED, HELD, SEEN, _Last, QUIET_WIDTH, generator_loop)
+GATE, loop = _gates.keep, _gates.loop
 
 
 # What may hold a yielded buffer for a consumer: a library's list under construction (list(gen),

@@ -76,7 +76,7 @@ def _marking() -> bytes:
 
         here = Path(__file__).parent
         digest = hashlib.sha256(__version__.encode())
-        for name in ("rewrite.py", "kinds.py", "boundary.py", "markcache.py"):
+        for name in ("rewrite.py", "kinds.py", "boundary.py", "gate.py", "markcache.py"):
             with contextlib.suppress(OSError):
                 digest.update((here / name).read_bytes())
         _marker.append(digest.digest())

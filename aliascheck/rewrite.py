@@ -240,13 +240,9 @@ class _Statement:
         _place(caught, node)
         return caught, _name(temp)
 
-    def call(self, fn: str, *args: ast.expr, only: ast.expr | None = None,
-             fast: tuple[ast.expr, list[ast.stmt]] | None = None) -> None:
-        """``runtime.fn(*args)`` after the statement, [only when *only*], [unless *fast* does it all]."""
-        stmt = _guarded(None, _call_stmt(fn, *args), test=only)
-        if fast is not None:
-            stmt = ast.If(fast[0], fast[1], [stmt])
-        self.after.append(stmt)
+    def call(self, fn: str, *args: ast.expr, only: ast.expr | None = None) -> None:
+        """``runtime.fn(*args)`` after the statement, [only when *only*]."""
+        self.after.append(_guarded(None, _call_stmt(fn, *args), test=only))
 
     def emit(self, stmt: ast.stmt) -> list[ast.stmt]:
         """The statement, the calls after it, and its temporaries deleted whatever happens: bound
@@ -630,31 +626,28 @@ class Marker(ast.NodeTransformer):
         """``runtime.kept(keeper, value, ...)``, called only when it could record or judge something.
 
         Not called for an atom kept into something nothing records, nor for a dict or list of atoms
-        the keeper alone holds (:func:`_quiet`). An item of the project's own generator (*source*,
+        the keeper alone holds (:func:`aliascheck.gate.keep`). An item of the project's own generator (*source*,
         a loop site in ``FED``) kept into something nothing records is compared with the site's
-        last one here: a different object becomes the last (kept's own bookkeeping, for the types
-        a ``_Last`` holds itself); the same one, a history of one object, calls kept.
+        last one by the gate: a different object becomes the last (kept's own bookkeeping, for the
+        types a ``_Last`` holds itself); the same one, a history of one object, calls kept.
         """
         # A keeper the function made and has not let out is in no record: no write into it is looked at.
         written = [] if private else [_watched(keeper)]
-        only = _either(ast.BoolOp(ast.And(), [_not_atom(value), ast.UnaryOp(ast.Not(), _quiet(value, keeper))]),
-                       *written)
+        # Neither an atom, a tuple of atoms nor a quiet dict or list (aliascheck.gate), or a write into
+        # something recorded: one call, compiled where the install could.
+        only: ast.expr = ast.Call(_rt("GATE"), [copy.copy(value), copy.copy(keeper),
+                                                *([ast.Constant(False)] if private else [])], [])
         if source == MADE:  # the project's own value: an array's memory, or a write into something recorded
             only = _either(_buffer(value), *written)
         if atom:  # an atom by the source: only a write into something recorded
             if private:
                 return
             only = _watched(keeper)
-        fast: tuple[ast.expr, list[ast.stmt]] | None = None
-        if source >= 0 and not atom:
-            test = _template("L in FED and TYPE(V) in HELD and ID(K) not in WATCHED "
-                             "and TYPE(K) not in BUFFERS and SEEN.get(S, NOLAST)[0] is not V",
-                             V=value, K=keeper, L=ast.Constant(source), S=ast.Constant(site))
-            store = ast.Assign([ast.Subscript(_rt("SEEN"), ast.Constant(site), ast.Store())],
-                               _template("_Last((V, 1, True))", V=value))
-            fast = (test, [store])
+        if source >= 0 and not atom:  # an item of a loop: the gate's fed-loop path (aliascheck.gate)
+            only = ast.Call(_rt("GATE"), [copy.copy(value), copy.copy(keeper), ast.Constant(not private),
+                                          ast.Constant(source), ast.Constant(site)], [])
         st.call("kept", keeper, value, ast.Constant(site), ast.Constant(True), ast.Constant(attr), root,
-                ast.Constant(source), owner, only=only, fast=fast)
+                ast.Constant(source), owner, only=only)
 
     def _bound(self, st: _Statement, target: ast.Name, call: ast.expr) -> None:
         """``name = call(...)`` or ``name = [p for p in call(...)]``: the name is read again after the
@@ -764,26 +757,9 @@ def _watched(node: ast.expr) -> ast.expr:
     return _template("WATCHED and ID(X) in WATCHED", X=node)
 
 
-def _not_atom(node: ast.expr) -> ast.expr:
-    """Not an atom, nor a tuple of atoms (``(x, y)`` of a grid): told at C speed in the marked code."""
-    return _template("TYPE(X) not in ATOMS and not (TYPE(X) is TUPLE and ONLY_ATOMS(MAP(TYPE, X)))", X=node)
-
-
 def _buffer(node: ast.expr) -> ast.expr:
     """An array or tensor (a view's write lands in its base's memory)."""
     return _template("TYPE(X) in BUFFERS", X=node)
-
-
-def _quiet(value: ast.expr, keeper: ast.expr) -> ast.expr:
-    """What :func:`aliascheck.boundary.kept` returns at once for, told here: a dict or list of atoms
-    (at most QUIET_WIDTH) that only the keeper, and the project's own name or temporary for it, refers
-    to (the keeper's slot and this reading's: 3), kept into anything but an array or tensor (whose
-    write may land in a handed view's base, which kept looks up). Exact types only: C calls all."""
-    from .boundary import QUIET_WIDTH
-
-    return _template(f"TYPE(V) in _PLAIN and REFCOUNT(V) <= 3 "
-                     f"and LEN(V) <= {QUIET_WIDTH} and ONLY_ATOMS(MAP(TYPE, V.values() if TYPE(V) is DICT else V)) "
-                     "and TYPE(K) not in BUFFERS", V=value, K=keeper)
 
 
 def _names_temporaries(stmt: ast.stmt) -> bool:

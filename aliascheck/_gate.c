@@ -1,0 +1,275 @@
+/* The compiled twin of aliascheck/gate.py: the same two questions, the same answers (see there).
+ *
+ * Nothing here calls code of the program's: exact types are compared by address, a keeper's type
+ * is looked up in the runtime's BUFFERS set only when its metatype hashes as `type` does, ids are
+ * looked up in the runtime's id sets as ints.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define MAX_ATOMS 32
+
+static PyTypeObject *atoms[MAX_ATOMS];
+static Py_ssize_t n_atoms = 0;
+static PyObject *buffers = NULL, *watched = NULL, *fed = NULL, *held = NULL, *seen = NULL, *last_type = NULL;
+static PyObject *generator_loop = NULL, *atom_set = NULL;
+static Py_ssize_t width = 0;
+static PyObject *one = NULL;  /* a SEEN entry's repeat */
+
+static int
+is_atom(PyTypeObject *kind)
+{
+    for (Py_ssize_t i = 0; i < n_atoms; i++) {
+        if (atoms[i] == kind) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int
+all_atoms(PyObject *const *items, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!is_atom(Py_TYPE(items[i]))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int
+dict_of_atoms(PyObject *dict)
+{
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        if (!is_atom(Py_TYPE(value))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* 1: the type is in the set; 0: not; -1: an error. A type whose metatype has its own hash is
+ * answered *otherwise* (never hashed here). */
+static int
+type_in(PyObject *set, PyTypeObject *kind, int otherwise)
+{
+    if (Py_TYPE(kind)->tp_hash != PyType_Type.tp_hash) {
+        return otherwise;
+    }
+    return PySet_Contains(set, (PyObject *)kind);
+}
+
+/* 1: the keeper's type is a buffer type (or one this gate does not hash: the runtime decides). */
+static int
+buffer_keeper(PyObject *keeper)
+{
+    return type_in(buffers, Py_TYPE(keeper), 1);
+}
+
+static int
+in_id_set(PyObject *set, PyObject *obj)
+{
+    if (PySet_GET_SIZE(set) == 0) {
+        return 0;
+    }
+    PyObject *id = PyLong_FromVoidPtr(obj);
+    if (id == NULL) {
+        return -1;
+    }
+    int found = PySet_Contains(set, id);
+    Py_DECREF(id);
+    return found;
+}
+
+/* The fed-loop path (see aliascheck/gate.py): 1 when the value became the site's last, 0 when the
+ * gate goes on, -1 on an error. */
+static int
+fed_item(PyObject *value, PyObject *keeper, PyObject *loop_site, PyObject *site)
+{
+    int r;
+    if (PySet_GET_SIZE(fed) == 0 || (r = PySet_Contains(fed, loop_site)) == 0) {
+        return 0;
+    }
+    if (r < 0 || (r = type_in(held, Py_TYPE(value), 0)) <= 0) {
+        return r;
+    }
+    if ((r = in_id_set(watched, keeper)) != 0 || (r = buffer_keeper(keeper)) != 0) {
+        return r < 0 ? -1 : 0;
+    }
+    PyObject *last = PyDict_GetItemWithError(seen, site);  /* borrowed */
+    if (last == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    if (last != NULL && PyTuple_Check(last) && PyTuple_GET_SIZE(last) > 0 && PyTuple_GET_ITEM(last, 0) == value) {
+        return 0;
+    }
+    if (last != NULL && Py_TYPE(last) == (PyTypeObject *)last_type && Py_REFCNT(last) == 1
+            && PyTuple_GET_SIZE(last) == 3 && PyTuple_GET_ITEM(last, 1) == one && PyTuple_GET_ITEM(last, 2) == Py_True) {
+        /* SEEN alone holds the site's last (value, 1, True): no one can see it change, so it is
+         * reused in place, as zip reuses its result tuple. */
+        PyObject *old = PyTuple_GET_ITEM(last, 0);
+        PyTuple_SET_ITEM(last, 0, Py_NewRef(value));
+        Py_DECREF(old);
+        return 1;
+    }
+    /* A _Last (a tuple subclass with no slots of its own) made as tuple's own constructor makes one. */
+    PyTypeObject *kind = (PyTypeObject *)last_type;
+    PyObject *entry = kind->tp_alloc(kind, 3);
+    if (entry == NULL) {
+        return -1;
+    }
+    PyTuple_SET_ITEM(entry, 0, Py_NewRef(value));
+    PyTuple_SET_ITEM(entry, 1, Py_NewRef(one));
+    PyTuple_SET_ITEM(entry, 2, Py_NewRef(Py_True));
+    r = PyDict_SetItem(seen, site, entry);
+    Py_DECREF(entry);
+    return r < 0 ? -1 : 1;
+}
+
+static PyObject *
+watched_keeper(PyObject *keeper)
+{
+    int found = in_id_set(watched, keeper);
+    if (found < 0) {
+        return NULL;
+    }
+    return PyBool_FromLong(found);
+}
+
+static PyObject *
+keep(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 2 || nargs == 4 || nargs > 5 || buffers == NULL) {
+        PyErr_SetString(PyExc_TypeError, "keep(value, keeper[, watch[, loop_site, site]]) after configure()");
+        return NULL;
+    }
+    PyObject *value = args[0], *keeper = args[1];
+    int watch = nargs < 3 || args[2] == Py_True;
+    if (nargs == 5 && args[3] != Py_None) {
+        int r = fed_item(value, keeper, args[3], args[4]);
+        if (r < 0) {
+            return NULL;
+        }
+        if (r) {
+            Py_RETURN_FALSE;
+        }
+    }
+    PyTypeObject *kind = Py_TYPE(value);
+    int quiet = is_atom(kind);
+    if (!quiet && kind == &PyTuple_Type) {
+        quiet = all_atoms(((PyTupleObject *)value)->ob_item, PyTuple_GET_SIZE(value));
+    }
+    /* The caller's name or temporary, the keeper's slot, the call's argument: 3. */
+    else if (!quiet && (kind == &PyList_Type || kind == &PyDict_Type) && Py_REFCNT(value) <= 3) {
+        Py_ssize_t n = kind == &PyList_Type ? PyList_GET_SIZE(value) : PyDict_GET_SIZE(value);
+        if (n <= width) {
+            int buffer = buffer_keeper(keeper);
+            if (buffer < 0) {
+                return NULL;
+            }
+            if (!buffer) {
+                quiet = kind == &PyList_Type ? all_atoms(((PyListObject *)value)->ob_item, n)
+                                             : dict_of_atoms(value);
+            }
+        }
+    }
+    if (!quiet) {
+        Py_RETURN_TRUE;
+    }
+    if (!watch) {
+        Py_RETURN_FALSE;
+    }
+    return watched_keeper(keeper);
+}
+
+static PyObject *
+loop(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || fed == NULL) {
+        PyErr_SetString(PyExc_TypeError, "loop(iterable, site) after configure()");
+        return NULL;
+    }
+    PyObject *iterable = args[0];
+    if (PyGen_CheckExact(iterable)) {
+        return PyObject_Vectorcall(generator_loop, args, 2, NULL);
+    }
+    if (PySet_GET_SIZE(fed) && PySet_Discard(fed, args[1]) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(iterable);
+}
+
+static PyObject *
+configure(PyObject *module, PyObject *args)
+{
+    PyObject *atom_types, *buffer_set, *watched_set, *fed_set, *held_set, *seen_dict, *last, *generator;
+    Py_ssize_t w;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!nO:configure", &PyFrozenSet_Type, &atom_types, &PySet_Type,
+                          &buffer_set, &PySet_Type, &watched_set, &PySet_Type, &fed_set, &PySet_Type, &held_set,
+                          &PyDict_Type, &seen_dict, &PyType_Type, &last, &w, &generator)) {
+        return NULL;
+    }
+    if (!PyType_IsSubtype((PyTypeObject *)last, &PyTuple_Type)
+            || ((PyTypeObject *)last)->tp_basicsize != PyTuple_Type.tp_basicsize) {
+        PyErr_SetString(PyExc_TypeError, "last is a tuple subclass with no slots");
+        return NULL;
+    }
+    if (PySet_GET_SIZE(atom_types) > MAX_ATOMS) {
+        PyErr_SetString(PyExc_ValueError, "too many atom types");
+        return NULL;
+    }
+    PyObject *it = PyObject_GetIter(atom_types), *kind;  /* a frozenset's own iterator */
+    if (it == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = 0;
+    while ((kind = PyIter_Next(it)) != NULL) {
+        int ok = PyType_Check(kind);
+        if (ok) {
+            atoms[n++] = (PyTypeObject *)kind;  /* alive: atom_set holds it */
+        }
+        Py_DECREF(kind);
+        if (!ok) {
+            Py_DECREF(it);
+            PyErr_SetString(PyExc_TypeError, "atoms are types");
+            return NULL;
+        }
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    n_atoms = n;
+    Py_XSETREF(atom_set, Py_NewRef(atom_types));  /* keeps the types the array points to alive */
+    Py_XSETREF(buffers, Py_NewRef(buffer_set));
+    Py_XSETREF(watched, Py_NewRef(watched_set));
+    Py_XSETREF(fed, Py_NewRef(fed_set));
+    Py_XSETREF(held, Py_NewRef(held_set));
+    Py_XSETREF(seen, Py_NewRef(seen_dict));
+    Py_XSETREF(last_type, Py_NewRef(last));
+    Py_XSETREF(generator_loop, Py_NewRef(generator));
+    width = w;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"keep", (PyCFunction)(void (*)(void))keep, METH_FASTCALL, "keep(value, keeper[, watch[, loop_site, site]]): see aliascheck.gate"},
+    {"loop", (PyCFunction)(void (*)(void))loop, METH_FASTCALL, "loop(iterable, site): see aliascheck.gate"},
+    {"configure", configure, METH_VARARGS, "configure(atoms, buffers, watched, fed, held, seen, last, width, generator_loop)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "aliascheck._gate", NULL, -1, methods};
+
+PyMODINIT_FUNC
+PyInit__gate(void)
+{
+    one = PyLong_FromLong(1);
+    if (one == NULL) {
+        return NULL;
+    }
+    return PyModule_Create(&module);
+}

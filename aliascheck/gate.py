@@ -1,0 +1,118 @@
+"""The two questions marked code asks at every marked statement, each in one call.
+
+- :func:`keep`: after ``keeper.append(value)``, ``keeper[k] = value`` or ``keeper.a = value``,
+  could :func:`aliascheck.boundary.kept` record or judge anything? Not for an atom, a tuple of
+  atoms, or a short dict or list of atoms that only the keeper holds (kept into anything but an
+  array or tensor), unless the keeper itself is watched (part of something recorded).
+  Asked with the statement's loop site and its own site when the value came from a loop: an item
+  of a loop over the project's own generator (the loop site in ``FED``), of a type only held
+  strongly (``HELD``), kept into something unwatched that is no array, and not the object the site
+  kept last, becomes the site's last (``SEEN[site] = Last((value, 1, True))``): no call.
+- :func:`loop`: ``for x in iterable`` starts. Anything but a generator: the loop's site is no
+  longer fed by a project generator, and the iterable is returned as it is. A generator goes to
+  the runtime's own look (:func:`aliascheck.boundary.generator_loop`).
+
+Both are asked so often (a BFS asks four times per node) that their cost is the marking's cost on
+a hot loop. They are written twice, as coverage.py writes its tracer twice: ``_gate.c``, compiled
+at install when a compiler is there, and this module, the reference, used when the extension is
+absent (or when ``ALIASCHECK_GATE=python`` asks for it). ``tests/test_gate.py`` holds the two to
+the same answers.
+
+Neither calls anything of the program's: values are looked at through their exact type, their
+reference count, their length and their items' exact types, all read at C level. A type is looked
+up in a set by its id, never by its own hash (a metaclass may define ``__hash__``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+_ATOM_IDS: frozenset[int] = frozenset()
+_BUFFERS: set[type] = set()
+_WATCHED: set[int] = set()
+_FED: set[int] = set()
+_HELD: set[type] = set()
+_SEEN: dict[int, Any] = {}
+_Last: Any = tuple
+_NOLAST: Any = (None,)
+_WIDTH = 0
+_generator_loop: Callable[[Any, int], Any] = lambda iterable, site: iterable  # noqa: E731
+
+
+def configure(atoms: frozenset[type], buffers: set[type], watched: set[int], fed: set[int], held: set[type],
+              seen: dict[int, Any], last: type, width: int, generator_loop: Callable[[Any, int], Any]) -> None:
+    """The runtime's own sets and its SEEN (read live, never copied), the type of SEEN's entries, and
+    its look at a generator loop."""
+    global _ATOM_IDS, _BUFFERS, _WATCHED, _FED, _HELD, _SEEN, _Last, _NOLAST, _WIDTH, _generator_loop
+    _ATOM_IDS = frozenset(map(id, atoms))
+    _BUFFERS, _WATCHED, _FED, _HELD, _SEEN, _Last = buffers, watched, fed, held, seen, last
+    _NOLAST, _WIDTH, _generator_loop = (None,), width, generator_loop
+
+
+def _hashed_as_type(kind: type) -> bool:
+    """A type whose metatype keeps ``type``'s hash: looked up in a set of types without running code."""
+    meta = type(kind)
+    return meta is type or meta.__hash__ is type.__hash__
+
+
+def _atoms(items: Any) -> bool:
+    ids = _ATOM_IDS
+    for kind in map(type, items):
+        if id(kind) not in ids:
+            return False
+    return True
+
+
+def _buffer_keeper(keeper: Any) -> bool:
+    """An array or tensor (or a type not hashed here: the runtime decides)."""
+    kind = type(keeper)
+    return not _hashed_as_type(kind) or kind in _BUFFERS
+
+
+def keep(value: Any, keeper: Any, watch: bool = True, loop_site: int | None = None, site: int = 0,
+         _getrefcount: Any = sys.getrefcount) -> bool:
+    """Does the keep of *value* into *keeper* need :func:`aliascheck.boundary.kept`? *watch*: a
+    write into *keeper* may matter (False for a container the function made and has not let out);
+    *loop_site*, *site*: the value is an item of that loop, kept at *site* (see the module)."""
+    kind = type(value)
+    if (loop_site is not None and loop_site in _FED and _hashed_as_type(kind) and kind in _HELD
+            and id(keeper) not in _WATCHED and not _buffer_keeper(keeper) and _SEEN.get(site, _NOLAST)[0] is not value):
+        _SEEN[site] = _Last((value, 1, True))
+        return False
+    # The caller's reference, this frame's, getrefcount's argument's: 4 when only the keeper holds it
+    # besides the marked code's own name or temporary (the compiled gate counts 3 for the same case).
+    if (id(kind) in _ATOM_IDS or (kind is tuple and _atoms(value)) or (
+            (kind is list or kind is dict) and _getrefcount(value) <= 4 and len(value) <= _WIDTH
+            and not _buffer_keeper(keeper) and _atoms(value.values() if kind is dict else value))):
+        return watch and bool(_WATCHED) and id(keeper) in _WATCHED
+    return True
+
+
+def loop(iterable: Any, site: int, _generator: type = types.GeneratorType) -> Any:
+    """``for x in iterable`` starts at *site*: returns *iterable* itself."""
+    if type(iterable) is _generator:
+        return _generator_loop(iterable, site)
+    if _FED:
+        _FED.discard(site)
+    return iterable
+
+
+def _compiled_twin() -> Any:
+    """``aliascheck._gate``, or None: not built (no compiler at install), or the reference asked for
+    (``ALIASCHECK_GATE=python``, as ``COVERAGE_CORE=pytrace`` asks for coverage.py's)."""
+    if os.environ.get("ALIASCHECK_GATE", "") == "python":
+        return None
+    try:
+        return importlib.import_module("aliascheck._gate")
+    except ImportError:
+        return None
+
+
+_compiled: Any = _compiled_twin()
+
+COMPILED = _compiled is not None

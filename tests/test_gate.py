@@ -1,0 +1,219 @@
+"""The marked code's gate (aliascheck.gate): the compiled twin answers as the reference does.
+
+Both implementations are asked the same questions from the same call shape (a local name passed
+on), each configured with its own fresh sets, so that a verdict and the bookkeeping it leaves
+(SEEN, FED) can be compared.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aliascheck import boundary, gate
+
+ATOM_VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=3),
+                        st.binary(max_size=3))
+VALUES = st.recursive(ATOM_VALUES, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.tuples(inner, inner), st.dictionaries(st.text(max_size=2), inner, max_size=3),
+    st.builds(bytearray, st.binary(max_size=3))), max_leaves=8)
+
+
+class _State:
+    """One implementation's own sets, as the runtime's are."""
+
+    def __init__(self, impl: Any, width: int = 3) -> None:
+        self.impl = impl
+        self.buffers: set[type] = {bytearray}
+        self.watched: set[int] = set()
+        self.fed: set[int] = set()
+        self.seen: dict[int, Any] = {}
+        self.held: set[type] = {dict, list, tuple, set}
+        self.generators: list[tuple[Any, int]] = []
+        impl.configure(boundary.ATOMS, self.buffers, self.watched, self.fed, self.held, self.seen,
+                       boundary._Last, width, lambda it, site: (self.generators.append((it, site)), it)[1])
+
+
+@pytest.fixture
+def both() -> Iterator[tuple[_State, _State]]:
+    if not gate.COMPILED:
+        pytest.skip("the compiled gate was not built")
+    states = (_State(gate), _State(gate._compiled))
+    try:
+        yield states
+    finally:  # the runtime's own sets again
+        for impl in {gate, boundary._gates}:
+            impl.configure(boundary.ATOMS, boundary.BUFFERS, boundary.WATCHED, boundary.FED, boundary.HELD,
+                           boundary.SEEN, boundary._Last, boundary.QUIET_WIDTH, boundary.generator_loop)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=VALUES, held=st.booleans(), keeper=st.sampled_from(["list", "bytearray"]), watched=st.booleans(),
+       watch=st.booleans())
+def test_both_gates_answer_alike(both: tuple[_State, _State], value: Any, held: bool, keeper: str, watched: bool,
+                                 watch: bool) -> None:
+    """Atoms, tuples of atoms, short dicts and lists of atoms held by the keeper alone (or also by
+    someone else), kept into a list or a buffer that is or is not watched: the same verdict."""
+    answers = []
+    for state in both:
+        owner: Any = [] if keeper == "list" else bytearray()
+        state.watched.clear()
+        if watched:
+            state.watched.add(id(owner))
+        mine = copy.deepcopy(value)  # referred to by this frame alone, unless held
+        if keeper == "list":
+            owner.append(mine)
+        other = [mine] if held else None  # a holder besides the keeper
+        # Called as the marked code calls it: the value's name on the stack, nothing else between.
+        answers.append(bool(state.impl.keep(mine, owner, watch)))
+        del other, mine
+    assert answers[0] == answers[1]
+
+
+def test_the_verdicts_the_marked_code_relies_on(both: tuple[_State, _State]) -> None:
+    # Asked in plain statements: an assert's rewriting would hold the values in its own temporaries.
+    for state in both:
+        keep = state.impl.keep
+        keeper: list[Any] = []
+        atom, pair, holding = keep(3, keeper), keep((1, "a"), keeper), keep(([],), keeper)
+        fresh = [1, 2]
+        keeper.append(fresh)
+        alone = keep(fresh, keeper)  # a short list of atoms only the keeper and a name hold
+        also = fresh
+        shared = keep(fresh, keeper)  # someone else holds it too
+        del also
+        longer = [1, 2, 3, 4]
+        keeper.append(longer)
+        wide = keep(longer, keeper)  # longer than the width: kept looks
+        into_buffer = keep(fresh, bytearray())  # kept into a buffer: kept looks
+        state.watched.add(id(keeper))
+        watched, unwatched = keep(3, keeper), keep(3, keeper, False)
+        assert (atom, pair, holding, alone, shared, wide, into_buffer, watched, unwatched) == (
+            False, False, True, False, True, True, True, True, False)
+
+
+def test_the_fed_loop_path_leaves_the_same_bookkeeping(both: tuple[_State, _State]) -> None:
+    """An item of a fed loop becomes the site's last (no call); the same item again goes on to the
+    gate; an unfed loop's item goes to the gate at once; a watched keeper always does."""
+    for state in both:
+        keeper: list[Any] = []
+        first, second = {"a": [1]}, {"b": [2]}
+        assert state.impl.keep(first, keeper, True, 7, 8)  # site 7 not fed: the gate (a dict holding a list)
+        assert 8 not in state.seen
+        state.fed.add(7)
+        assert not state.impl.keep(first, keeper, True, 7, 8)
+        assert state.seen[8] == (first, 1, True) and type(state.seen[8]) is boundary._Last
+        assert state.impl.keep(first, keeper, True, 7, 8)  # the same object again: a history of one object
+        entry = state.seen[8]
+        assert not state.impl.keep(second, keeper, True, 7, 8)
+        assert state.seen[8] == (second, 1, True)
+        del entry
+        state.watched.add(id(keeper))
+        assert state.impl.keep({"c": [3]}, keeper, True, 7, 8)
+
+
+def test_a_reused_last_entry_lets_go_of_the_earlier_item(both: tuple[_State, _State]) -> None:
+    """Where SEEN alone holds the site's last entry, the compiled gate reuses it in place: the
+    earlier item is let go of at once, as a new entry would let it go."""
+    import weakref
+
+    class Item(dict[str, Any]):
+        pass
+
+    for state in both:
+        state.fed.add(1)
+        state.held.add(Item)
+        keeper: list[Any] = []
+        first = Item(a=[1])
+        gone = weakref.ref(first)
+        assert not state.impl.keep(first, keeper, True, 1, 2)
+        entry = id(state.seen[2])
+        del first
+        assert gone() is not None  # SEEN holds it, as it did before the gate was compiled
+        second = Item(b=[2])
+        assert not state.impl.keep(second, keeper, True, 1, 2)
+        assert gone() is None and state.seen[2][0] is second
+        if state.impl is gate._compiled:
+            assert id(state.seen[2]) == entry  # reused, not made again
+
+
+def test_loops_over_anything_but_a_generator_are_no_longer_fed(both: tuple[_State, _State]) -> None:
+    for state in both:
+        state.fed.add(5)
+        items = [1, 2]
+        assert state.impl.loop(items, 5) is items and 5 not in state.fed
+        gen = (i for i in items)
+        assert state.impl.loop(gen, 5) is gen and state.generators == [(gen, 5)]
+
+
+def test_no_type_hash_of_the_programs_runs(both: tuple[_State, _State]) -> None:
+    """A metaclass with its own ``__hash__`` (an enum-like registry): never hashed by the gate."""
+    hashed: list[type] = []
+
+    class Meta(type):
+        def __hash__(cls) -> int:
+            hashed.append(cls)
+            return id(cls)
+
+    class Keeper(list[Any], metaclass=Meta):
+        pass
+
+    class Value(dict[str, Any], metaclass=Meta):
+        pass
+
+    for state in both:
+        state.fed.add(1)
+        assert state.impl.keep([1], Keeper())  # not hashed: the runtime decides
+        assert state.impl.keep(Value(a=[1]), Keeper(), True, 1, 2)
+    assert hashed == []
+
+
+def test_the_reference_gate_finds_the_same_bugs(pytester: pytest.Pytester) -> None:
+    """``ALIASCHECK_GATE=python``: the pure-Python gate, end to end, reports what the compiled one does."""
+    pytester.makepyfile(test_keep=textwrap.dedent('''
+        import numpy as np
+
+        def frames(buffer, n):
+            for i in range(n):
+                buffer[:] = i
+                yield buffer
+
+        def test_reused_buffer_kept():
+            kept = []
+            for frame in frames(np.zeros(4), 3):
+                kept.append(frame)
+            assert len(kept) == 3
+
+        def test_copies_kept():
+            kept = []
+            for frame in frames(np.zeros(4), 3):
+                kept.append(frame.copy())
+            assert len(kept) == 3
+    '''))
+    outcomes = []
+    for which in ("python", "compiled"):
+        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                              "--aliascheck", "-rA", str(Path(pytester.path) / "test_keep.py")],
+                             capture_output=True, text=True, cwd=pytester.path, timeout=300,
+                             env={**os.environ, "ALIASCHECK_GATE": which})
+        outcomes.append(sorted(line.split(" - ")[0] for line in run.stdout.splitlines()
+                               if line.startswith(("PASSED", "FAILED"))))
+    assert outcomes[0] == outcomes[1]
+    assert "FAILED test_keep.py::test_reused_buffer_kept" in outcomes[0]
+    assert "PASSED test_keep.py::test_copies_kept" in outcomes[0]
+
+
+def test_the_documented_install_builds_the_compiled_gate() -> None:
+    """README's install compiles the gate (a compiler is there): the marked code runs at C speed."""
+    assert gate.COMPILED or os.environ.get("ALIASCHECK_GATE") == "python"
+    assert boundary.GATE is (gate._compiled.keep if gate.COMPILED else gate.keep)
