@@ -203,6 +203,19 @@ loop(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyObject *
+receiver(PyObject *module, PyObject *method)
+{
+    PyObject *self = NULL;
+    if (Py_IS_TYPE(method, &PyMethod_Type)) {
+        self = PyMethod_GET_SELF(method);
+    }
+    else if (Py_IS_TYPE(method, &PyCFunction_Type) || Py_IS_TYPE(method, &PyCMethod_Type)) {
+        self = PyCFunction_GET_SELF(method);
+    }
+    return Py_NewRef(self != NULL ? self : Py_None);
+}
+
+static PyObject *
 configure(PyObject *module, PyObject *args)
 {
     PyObject *atom_types, *buffer_set, *watched_set, *fed_set, *held_set, *seen_dict, *last, *generator;
@@ -258,6 +271,7 @@ configure(PyObject *module, PyObject *args)
 static PyMethodDef methods[] = {
     {"keep", (PyCFunction)(void (*)(void))keep, METH_FASTCALL, "keep(value, keeper[, watch[, loop_site, site]]): see aliascheck.gate"},
     {"loop", (PyCFunction)(void (*)(void))loop, METH_FASTCALL, "loop(iterable, site): see aliascheck.gate"},
+    {"receiver", receiver, METH_O, "receiver(method): see aliascheck.gate"},
     {"configure", configure, METH_VARARGS, "configure(atoms, buffers, watched, fed, held, seen, last, width, generator_loop)"},
     {NULL, NULL, 0, NULL},
 };

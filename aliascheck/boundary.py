@@ -131,9 +131,29 @@ class _Last(tuple[Any, int, bool]):
     def repeat(self) -> int:
         return self[1]
 
+    def holds(self, value: Any) -> bool:
+        """Is *value* the object this entry refers to? By id where no reference may be taken: the
+        object is then held by its keeper (a history is only one while it is), so no other has its id."""
+        ref = self[0]
+        if self[2]:
+            return ref is value
+        if type(ref) is _ById:
+            return ref.id == id(value) and ref.type is type(value)
+        return bool(ref() is value)
+
 
 def _last(value: Any, repeat: int) -> _Last:
-    return _Last((weakref.ref(value), repeat, False) if _weak(type(value)) else (value, repeat, True))
+    if _weak(type(value)):
+        return _Last((_ById(value) if _weakref_seen(value) else weakref.ref(value), repeat, False))
+    return _Last((value, repeat, True))
+
+
+def _weakref_seen(obj: Any) -> bool:
+    """Would the program see a weak reference to *obj*? NumPy refuses to resize an array that owns
+    its memory once anything refers to it weakly (``ndarray.resize``, refcheck on). Such an array is
+    known by id instead; a view (whose base is set) cannot be resized anyway."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and type(obj) is numpy.ndarray and obj.base is None
 
 
 NOLAST = _Last((None, 0, True))  # SEEN's default for the marked code: no object kept yet
@@ -173,10 +193,11 @@ class _ById:
         return None
 
 
-def _reference(obj: Any) -> Any:
-    """A weak reference to *obj*, or its id where its type allows no weak one (a dict, a list); a
-    frame (a test function's, held until the test's end check) strongly."""
-    if _weak(type(obj)):
+def _reference(obj: Any, seen: bool = False) -> Any:
+    """A weak reference to *obj*, or its id where its type allows no weak one (a dict, a list) or
+    the program would see one (:func:`_weakref_seen`) and *seen* does not allow that; a frame (a
+    test function's, held until the test's end check) strongly."""
+    if _weak(type(obj)) and (seen or not _weakref_seen(obj)):
         return weakref.ref(obj)
     return _Strong(obj) if type(obj) is types.FrameType else _ById(obj)
 
@@ -355,7 +376,7 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
         return  # the project's own object, or a part of one, kept elsewhere by the project
     if source in FED:  # a loop over the project's own generator
         last = _test.seen.get(site)
-        if last is None or last.value is not value:  # not a history of one object: nothing to record
+        if last is None or not last.holds(value):  # not a history of one object: nothing to record
             _test.seen[site] = _last(value, 1)
             return
     # The keeper's slot, this frame's argument, getrefcount's, and the project's own name for it.
@@ -431,7 +452,7 @@ def generator_loop(iterable: Any, site: int) -> Any:
 _gates: Any = gate._compiled if gate.COMPILED else gate
 for _configured in {gate, _gates}:
     _configured.configure(ATOMS, BUFFERS, WATCHED, FED, HELD, SEEN, _Last, QUIET_WIDTH, generator_loop)
-GATE, loop = _gates.keep, _gates.loop
+GATE, SELF, loop = _gates.keep, _gates.receiver, _gates.loop
 
 
 # What may hold a yielded buffer for a consumer: a library's list under construction (list(gen),
@@ -724,7 +745,9 @@ def copied(copy: Any, source: Any, site: int) -> None:
     rec = Record(_type_name(source), _sites[site][0], "copied", capture(2), threading.current_thread().name,
                  _ledger.test if _ledger is not None else None, None, Fingerprint(b"", None, 0, False, True),
                  None, False)
-    rec.adopter = (_reference(copy), _reference(source))
+    # Weakly even where the program could see it (an object array's copy cannot be resized then):
+    # the copy must be found again at the project's write into a shared part.
+    rec.adopter = (_reference(copy, seen=True), _reference(source, seen=True))
     rec.adopted = [(path, "") for path, _ in shared]
     rec.shares = [(_source_text(_extras.get(site)), "")]
     t = _test
@@ -746,7 +769,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     t.epoch += 1
     t.counts[site] = t.counts.get(site, 0) + 1
     last = t.seen.get(site)
-    repeat = last.repeat + 1 if last is not None and last.value is value else 1
+    repeat = last.repeat + 1 if last is not None and last.holds(value) else 1
     t.seen[site] = _last(value, repeat)
     prev = t.last.get(site)
     if prev is not None and prev.obj is None:  # a function's local, held weakly: see below
@@ -1108,7 +1131,7 @@ def _report(rec: Record, changes: list[Change], check: str, position: str) -> li
     paths = [Change(f"{position}{c.path}", c.before, c.after, c.kind, c.text) for c in changes]
     what = rec.owner_name.rpartition(".")[2]
     last = _test.seen.get(keep.site)
-    same = last.repeat if last is not None and last.value is rec.obj else 1
+    same = last.repeat if last is not None and rec.obj is not None and last.holds(rec.obj) else 1
     memory = _same_memory_count(rec)
     kept_here = sum(1 for r in _test.records if r.kind == "kept" and r.adopter.site == keep.site)
     if same > 1:

@@ -1,4 +1,4 @@
-"""The two questions marked code asks at every marked statement, each in one call.
+"""The questions marked code asks at every marked statement, each in one call.
 
 - :func:`keep`: after ``keeper.append(value)``, ``keeper[k] = value`` or ``keeper.a = value``,
   could :func:`aliascheck.boundary.kept` record or judge anything? Not for an atom, a tuple of
@@ -8,6 +8,8 @@
   of a loop over the project's own generator (the loop site in ``FED``), of a type only held
   strongly (``HELD``), kept into something unwatched that is no array, and not the object the site
   kept last, becomes the site's last (``SEEN[site] = Last((value, 1, True))``): no call.
+- :func:`receiver`: after ``x.y.resize(n)`` (an in-place method of an attribute's value, caught
+  as the bound method), the object written.
 - :func:`loop`: ``for x in iterable`` starts. Anything but a generator: the loop's site is no
   longer fed by a project generator, and the iterable is returned as it is. A generator goes to
   the runtime's own look (:func:`aliascheck.boundary.generator_loop`).
@@ -91,6 +93,12 @@ def keep(value: Any, keeper: Any, watch: bool = True, loop_site: int | None = No
             and not _buffer_keeper(keeper) and _atoms(value.values() if kind is dict else value))):
         return watch and bool(_WATCHED) and id(keeper) in _WATCHED
     return True
+
+
+def receiver(method: Any, _bound: tuple[type, ...] = (types.MethodType, types.BuiltinMethodType)) -> Any:
+    """The object a bound method is bound to (``x.resize`` -> ``x``), read from the method object
+    itself; None for any other callable (its ``__self__`` would be the program's attribute)."""
+    return method.__self__ if type(method) in _bound else None
 
 
 def loop(iterable: Any, site: int, _generator: type = types.GeneratorType) -> Any:

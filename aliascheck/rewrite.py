@@ -537,8 +537,20 @@ class Marker(ast.NodeTransformer):
             holder.args[index], kept, owner = self._value(st, value)
             self._kept(st, keeper, kept, site, None, root, source, owner, atom, private)
         elif _in_place(name) and not self._private(receiver):
-            func.value, target = st.catch(receiver)
-            st.call("wrote", target, root, only=_either(_watched(target), _buffer(target)))
+            if isinstance(receiver, ast.Name):  # read again after the call: a name runs nothing
+                target = _name(receiver.id)
+                st.call("wrote", target, root, only=_either(_watched(target), _buffer(target)))
+                return
+            # The bound method is caught, not its receiver: a temporary holding the receiver would add
+            # a reference during the call (NumPy's resize refuses an array referred to twice); the
+            # method's reference is the one the call holds anyway. Its receiver is read from it at C
+            # level (SELF: a method's or a builtin method's __self__, else None) after the call.
+            holder.func, method = st.catch(func)
+            temp = self.temp()
+            st.temps.append(temp)
+            first = _template("TYPE(R) in BUFFERS", R=ast.NamedExpr(ast.Name(temp, ast.Store()),
+                                                                     _template("SELF(M)", M=method)))
+            st.call("wrote", _name(temp), root, only=_either(first, _watched(_name(temp))))
 
     def _assign(self, st: _Statement, stmt: ast.Assign | ast.AnnAssign) -> None:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -704,6 +716,8 @@ class Marker(ast.NodeTransformer):
         calls = []
         for call in _calls(value):
             func = call.func
+            if isinstance(func, ast.NamedExpr) and func.target.id.startswith("@"):  # type: ignore[union-attr]
+                func = func.value  # a method caught by the statement's own marking (_method): as written
             if (isinstance(func, ast.Attribute) and (func.attr in KEEPS or func.attr in WRITES
                                                      or self._made(func.value))) or (
                     isinstance(func, ast.Name) and func.id in PURE):
@@ -1197,6 +1211,48 @@ def compile_marked(source: bytes | str, filename: str) -> types.CodeType:
         code = compile(source, filename, "exec", dont_inherit=True)
     markcache.store(entry, code)
     return code
+
+
+# -- marked code leaving the process ------------------------------------------------
+
+_twins: dict[str, types.CodeType | None] = {}  # a marked file -> its module's code compiled as written
+
+
+def plain_code(code: types.CodeType) -> types.CodeType:
+    """*code* as it would be compiled without marking, for code that leaves the process by value
+    (cloudpickle's functions pickled by value: another interpreter, without aliascheck, runs it);
+    *code* itself when nothing in it is marked, or when its source cannot be found again."""
+    if not _marked(code):
+        return code
+    filename = code.co_filename
+    if filename not in _twins:
+        try:
+            with open(filename, "rb") as f:
+                _twins[filename] = compile(f.read(), filename, "exec", dont_inherit=True)
+        except (OSError, SyntaxError, ValueError):
+            _twins[filename] = None
+    twin = _twins[filename]
+    if twin is None:
+        return code
+    qualname = getattr(code, "co_qualname", code.co_name)  # 3.11+; the name alone before
+    todo = [twin]
+    while todo:
+        candidate = todo.pop()
+        if (candidate.co_firstlineno == code.co_firstlineno and candidate.co_name == code.co_name
+                and getattr(candidate, "co_qualname", candidate.co_name) == qualname):
+            return candidate
+        todo.extend(c for c in candidate.co_consts if isinstance(c, types.CodeType))
+    return code
+
+
+def _marked(code: types.CodeType) -> bool:
+    todo = [code]
+    while todo:
+        current = todo.pop()
+        if RUNTIME in current.co_names:
+            return True
+        todo.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return False
 
 
 # -- where the rewriting happens -------------------------------------------------

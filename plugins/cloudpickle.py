@@ -18,6 +18,11 @@ Three module attributes are wrapped, which is what every load finds by name
 - ``_dynamic_class_reduce``: every dynamic class a Pickler hands over, counted,
   its site kept to name where the pickle was made.
 
+And the Pickler's reducer of code objects: a function pickled by value
+(``register_pickle_by_value``) carries its code as compiled without aliascheck's
+marking (:func:`aliascheck.rewrite.plain_code`), since the interpreter that loads it
+may run without aliascheck.
+
 Findings go through the running ledger's one producer (``Ledger.report``), in
 whichever thread loads.
 """
@@ -27,6 +32,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -40,6 +46,7 @@ from aliascheck.diff import Change
 from aliascheck.fresh import changed_names, class_state, pickled_state, state_changes
 from aliascheck.hookspecs import hookimpl
 from aliascheck.instrument import patch
+from aliascheck.rewrite import plain_code
 from aliascheck.shadow import qualname_of
 
 REQUIRES = "cloudpickle"
@@ -58,6 +65,7 @@ def aliascheck_install(options: Any) -> Callable[[], None]:
     allowed = tuple(options.allow_class_update)
     _allowed.append(allowed)
     undos = [
+        _plain_code_pickled(),
         patch(_cp, "_lookup_class_or_track", _tracking),
         patch(_cp, "_class_setstate", _checked),
         patch(_cp, "_dynamic_class_reduce", _handed_over),
@@ -67,6 +75,26 @@ def aliascheck_install(options: Any) -> Callable[[], None]:
         for one in reversed(undos):
             one()
         _allowed.remove(allowed)
+
+    return undo
+
+
+def _plain_code_pickled() -> Callable[[], None]:
+    """Code objects reduced as compiled without marking; the undo puts cloudpickle's reducer back."""
+    table: dict[Any, Any] = getattr(_cp.Pickler, "_dispatch_table", {})
+    original = table.get(types.CodeType)
+    if original is None:
+        return lambda: None
+
+    @functools.wraps(original)
+    def _code_reduce(obj: Any) -> Any:
+        return original(plain_code(obj))
+
+    table[types.CodeType] = _code_reduce
+
+    def undo() -> None:
+        if table.get(types.CodeType) is _code_reduce:
+            table[types.CodeType] = original
 
     return undo
 

@@ -217,3 +217,24 @@ def test_the_documented_install_builds_the_compiled_gate() -> None:
     """README's install compiles the gate (a compiler is there): the marked code runs at C speed."""
     assert gate.COMPILED or os.environ.get("ALIASCHECK_GATE") == "python"
     assert boundary.GATE is (gate._compiled.keep if gate.COMPILED else gate.keep)
+
+
+def test_a_receiver_is_read_from_a_bound_method_only(both: tuple[_State, _State]) -> None:
+    """``x.y.resize(n)``: the object written is the bound method's own; any other callable's
+    ``__self__`` would be the program's attribute, never read."""
+
+    class Callable:
+        def __getattr__(self, name: str) -> Any:
+            raise AssertionError(f"read {name}")
+
+        def __call__(self) -> None:
+            pass
+
+        def method(self) -> None:
+            pass
+
+    obj, data = Callable(), bytearray(b"ab")
+    for state in both:
+        assert state.impl.receiver(obj.method) is obj
+        assert state.impl.receiver(data.extend) is data
+        assert state.impl.receiver(obj) is None and state.impl.receiver(len) is not obj

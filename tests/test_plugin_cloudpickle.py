@@ -326,3 +326,38 @@ def test_fresh_process_that_cannot_load_the_pickle_says_why() -> None:
     (finding,) = fresh.compare(saved)
     assert (finding.owner, finding.path) == ("<pickle>", "<loads>")
     assert finding.after.startswith("ModuleNotFoundError")
+
+
+def test_a_function_pickled_by_value_runs_where_aliascheck_does_not(pytester: pytest.Pytester) -> None:
+    """A project function registered for pickling by value carries its code as written, not as
+    marked: a worker without aliascheck (a clean environment, a remote scheduler) runs it."""
+    pytester.makepyfile(work=textwrap.dedent('''
+        def collect(n):
+            out = []
+            for i in range(n):
+                row = {"i": i, "v": [i]}
+                out.append(row)
+            return out
+    '''), test_by_value=textwrap.dedent('''
+        import os
+        import subprocess
+        import sys
+
+        import cloudpickle
+        import work
+
+        def test_worker_runs_it():
+            cloudpickle.register_pickle_by_value(work)
+            try:
+                blob = cloudpickle.dumps(work.collect)
+            finally:
+                cloudpickle.unregister_pickle_by_value(work)
+            code = "import sys, pickle; f = pickle.loads(sys.stdin.buffer.read()); print(len(f(3)))"
+            run = subprocess.run([sys.executable, "-c", code], input=blob, capture_output=True,
+                                 env={"PATH": os.environ.get("PATH", "")}, timeout=120)
+            assert run.returncode == 0, run.stderr.decode()[-800:]
+            assert run.stdout.strip() == b"3"
+    '''))
+    pytester.makeconftest("import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    result = pytester.runpytest_subprocess(*RUN)
+    result.assert_outcomes(passed=1)

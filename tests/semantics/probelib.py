@@ -800,3 +800,42 @@ def yield_views(n: int):  # type: ignore[no-untyped-def]
     for i in range(n):
         buf[:] = i
         yield buf[:]
+
+
+# -- NumPy's resize refuses an array anything else refers to, strongly or weakly ------------------
+
+
+class Growable:
+    """An amortised-growth buffer: its array is resized in place (``ndarray.resize``, refcheck on)."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.data = np.zeros(2)
+        self.n = 0
+
+    def push(self, value: float) -> None:
+        if self.n == len(self.data):
+            self.data.resize(2 * len(self.data))
+        self.data[self.n] = value
+        self.n += 1
+
+
+def grown(count: int) -> list[float]:
+    buffer = Growable()
+    for i in range(count):
+        buffer.push(float(i))
+    return buffer.data[:buffer.n].tolist()
+
+
+def resized_after_a_keep_let_go() -> tuple[int, int]:
+    """An array kept in a list and taken out again: nothing refers to it but its name."""
+    import numpy as np
+
+    array = np.zeros(4)
+    held = []
+    held.append(array)
+    held.pop()
+    weak = weakref.getweakrefcount(array)
+    array.resize(8)
+    return weak, array.shape[0]

@@ -77,3 +77,10 @@ def test_a_view_the_test_binds_again_dies_at_the_next_binding() -> None:
     del view
     assert refs[2]() is None
     memory.close()
+
+
+def test_an_array_is_resized_in_place_as_it_would_be_plain() -> None:
+    """NumPy refuses ``resize`` on an array referred to twice or weakly: the marking adds neither a
+    reference during ``self.data.resize(...)`` nor a weak reference to an array it saw kept."""
+    assert p.grown(5) == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert p.resized_after_a_keep_let_go() == (0, 8)
