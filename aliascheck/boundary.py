@@ -1564,8 +1564,46 @@ def after(site: int, calls: tuple[tuple[Any, tuple[Any, ...]], ...], result: Any
     now = _refcounts(parts)
     for part, was, count in zip(parts, counts, now, strict=True):
         i, j, path, obj = part
-        if count > was and not _explained(result, obj) and _kept_by(calls[i][0], obj):
+        if (count > was and not _explained(result, obj) and _kept_by(calls[i][0], obj)
+                and _captured_by_harness(obj) < count - was):
             _handed(obj, calls[i][0], site, i, j, path, was, count - was)
+
+
+_HARNESS_TAIL = 8  # the records a capture list gained in one call looked at, from its end
+
+
+def _captured_by_harness(obj: Any) -> int:
+    """References to *obj* from log records that only pytest's own log capture holds (its handlers'
+    ``records`` lists, on the root logger while a test runs): the test harness keeping a record of
+    a logging call, not the program (a ``MemoryHandler`` of the program's holding the same record
+    makes it the program's). Only the lists' last few records are looked at: those the call made."""
+    logging = sys.modules.get("logging")
+    if logging is None:
+        return 0
+    lists = []
+    for handler in list(getattr(logging.getLogger(), "handlers", ())):
+        records = vars(handler).get("records") if type(handler).__module__ == "_pytest.logging" else None
+        if type(records) is list:
+            lists.append(records)
+    if not lists:
+        return 0
+    tails = {id(record): record for records in lists for record in records[-_HARNESS_TAIL:]}
+    found = 0
+    for record in tails.values():
+        if not issubclass(type(record), logging.LogRecord):
+            continue
+        fields = vars(record)
+        args = fields.get("args")
+        refs = (fields.get("msg") is obj) + (args is obj)
+        if type(args) is tuple:
+            refs += sum(1 for arg in args if arg is obj)
+        if not refs:
+            continue
+        holders = sum(1 for records in lists for held in records if held is record)
+        # The capture lists, the tails dict, this loop's name, getrefcount's argument: nobody else.
+        if sys.getrefcount(record) - 3 <= holders:
+            found += refs
+    return found
 
 
 def _handed(obj: Any, func: Any, site: int, call: int, arg: int, path: str, was: int, gained: int) -> None:

@@ -1820,3 +1820,42 @@ def test_the_memory_look_at_a_keep_reads_three_levels_at_most(monkeypatch: pytes
     monkeypatch.setattr(boundary.gc, "get_referents", lambda *objs: (looked.append(len(objs)), real(*objs))[1])
     assert boundary._holds_foreign_memory({"ring": root}) is False
     assert len(looked) <= 3
+
+
+LOGGED = """
+    import logging
+    import logging.handlers
+
+    log = logging.getLogger("work")
+
+    def progress(n):
+        done = []
+        for step in range(n):
+            done.append(step)
+            log.warning("done so far: %s", done)
+        return done
+
+    def test_logged_live_list_pytest_captures():
+        assert progress(3) == [0, 1, 2]
+
+    def test_logged_live_list_with_caplog(caplog):
+        caplog.set_level(logging.INFO)
+        assert progress(3) == [0, 1, 2]
+
+    def test_logged_live_list_buffered_by_the_program():
+        buffer = logging.handlers.MemoryHandler(capacity=100, target=logging.StreamHandler())
+        log.addHandler(buffer)
+        try:
+            assert progress(3) == [0, 1, 2]
+        finally:
+            log.removeHandler(buffer)
+"""
+
+
+def test_a_log_record_only_pytests_capture_keeps_is_the_harness_not_the_program(pytester: pytest.Pytester) -> None:
+    """``log.warning("...", live)``: pytest's log capture keeps each record (its handlers' ``records``)
+    in every suite, and that is the harness's, not the program's. A ``MemoryHandler`` the program
+    installed keeps the same record unformatted until it flushes: the program's, a finding."""
+    result = run(pytester, LOGGED)
+    assert flagged(result) == {"test_logged_live_list_buffered_by_the_program"}
+    result.stdout.fnmatch_lines(["*logging.Logger.warning kept done; the project changed it*"])
