@@ -250,6 +250,7 @@ class Ledger:
         fp = fingerprint(obj, seen=buffers, seen_types=probe.buffer_types()) if live is None else None
         owner_type = type(owner)
         where = sites.capture()
+        sites.hold_test_frame(sys._getframe(1))  # its names may hold obj until the test's end check
         # A string owner is a name the user gave (the fixture's watch(obj, owner="cache")).
         owner_name = owner if isinstance(owner, str) else qualname_of(owner_type)
         with self.lock:

@@ -137,6 +137,9 @@ class Session:
             led.verify_all("teardown")
             found = led.drain()
         finally:
+            import aliascheck.sites as sites
+
+            sites.release_test_frames()
             self._absorb()
             led.end()
         found += self._from_children(led.test)

@@ -7,6 +7,7 @@ with ``sys._getframe`` costs about one, which matters on a worker's hot path.
 from __future__ import annotations
 
 import dis
+import itertools
 import os
 import sys
 import weakref
@@ -278,8 +279,31 @@ def inherited() -> bool:
 
 
 def held_by_callers(obj: object) -> bool:
-    """Whether a local variable of a frame in this thread's stack (outside aliascheck) is *obj*."""
-    return any(any(v is obj for v in frame.f_locals.values()) for frame in _callers(sys._getframe(1)))
+    """Whether a local variable of a frame in this thread's stack (outside aliascheck), or of a test
+    function's frame held until the test's end check (:func:`hold_test_frame`), is *obj*."""
+    return any(any(v is obj for v in frame.f_locals.values())
+               for frame in itertools.chain(_callers(sys._getframe(1)), _test_frames))
+
+
+# Test functions' frames a handover was made under: their names are the test's holders until the
+# call phase's end check (``best = model.state_dict()`` in the test body, judged after the test
+# returned). Held only till then, as the boundary holds the frames its records name.
+_test_frames: list[FrameType] = []
+
+
+def hold_test_frame(frame: FrameType | None, levels: int = 16) -> None:
+    """From *frame* out, the first frame the test runner called (the test function's own), held."""
+    while frame is not None and levels:
+        caller = frame.f_back
+        if caller is not None and "_pytest" in caller.f_code.co_filename and not is_ours(frame.f_code.co_filename):
+            if all(held is not frame for held in _test_frames):
+                _test_frames.append(frame)
+            return
+        frame, levels = caller, levels - 1
+
+
+def release_test_frames() -> None:
+    _test_frames.clear()
 
 
 def callers_locals() -> list[Any]:

@@ -62,18 +62,35 @@ def test_kept_optimizer_state_moves_on():
     saved = opt.state_dict()
     train(model, opt)
     opt.load_state_dict(saved)
+
+
+def test_best_kept_by_the_test_never_loaded():
+    model, opt = make()
+    best = model.state_dict()  # held by the test's own name until it returns
+    train(model, opt)
+    assert "0.weight" in best
+
+
+def test_best_copied_by_the_test_never_loaded():
+    model, opt = make()
+    best = copy.deepcopy(model.state_dict())
+    train(model, opt)
+    assert "0.weight" in best
 """
 
 
 def test_training_is_clean_and_kept_live_state_is_flagged(pytester):
     pytester.makepyfile(test_train=TRAINING)
     result = pytester.runpytest("--aliascheck", "--aliascheck-report=r.json", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, failed=2)
+    result.assert_outcomes(passed=2, failed=3)
     findings = json.loads((pytester.path / "r.json").read_text())["findings"]
     by_test = {}
     for f in findings:
         by_test.setdefault(f["test"].split("::")[1], []).append(f)
     assert "test_ordinary_training_with_checkpoints" not in by_test
+    assert "test_best_copied_by_the_test_never_loaded" not in by_test
+    # Judged at the test's end check, while the test's name still held it (its frame kept till then).
+    assert {f["check"] for f in by_test["test_best_kept_by_the_test_never_loaded"]} == {"teardown"}
     best = by_test["test_best_is_the_live_parameters"]
     assert {f["path"] for f in best} == {"['0.weight']", "['0.bias']", "['2.weight']", "['2.bias']"}
     assert {f["check"] for f in best} == {"reentry"}
