@@ -1587,7 +1587,13 @@ def _captured_by_harness(obj: Any) -> int:
             lists.append(records)
     if not lists:
         return 0
-    tails = {id(record): record for records in lists for record in records[-_HARNESS_TAIL:]}
+    # A call's record is appended once to each capture list: the tails alone tell which lists hold it.
+    tails: dict[int, Any] = {}
+    holders: dict[int, int] = {}
+    for records in lists:
+        for record in records[-_HARNESS_TAIL:]:
+            tails[id(record)] = record
+            holders[id(record)] = holders.get(id(record), 0) + 1
     found = 0
     for record in tails.values():
         if not issubclass(type(record), logging.LogRecord):
@@ -1599,9 +1605,8 @@ def _captured_by_harness(obj: Any) -> int:
             refs += sum(1 for arg in args if arg is obj)
         if not refs:
             continue
-        holders = sum(1 for records in lists for held in records if held is record)
         # The capture lists, the tails dict, this loop's name, getrefcount's argument: nobody else.
-        if sys.getrefcount(record) - 3 <= holders:
+        if sys.getrefcount(record) - 3 <= holders[id(record)]:
             found += refs
     return found
 
