@@ -6,6 +6,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
+#include <string.h>
 
 #define MAX_ATOMS 32
 
@@ -15,6 +17,18 @@ static PyObject *buffers = NULL, *watched = NULL, *fed = NULL, *held = NULL, *se
 static PyObject *generator_loop = NULL, *atom_set = NULL;
 static Py_ssize_t width = 0;
 static PyObject *one = NULL;  /* a SEEN entry's repeat */
+
+/* A filter in front of the watched set: a clear bit says an object is not watched without building
+ * its id as an int (a hot loop asks about objects nobody watches). Set through watch(), cleared with
+ * the set by unwatch(); a set bit sends the question to the set itself. */
+#define FILTER_BITS (1u << 16)
+static uint64_t filter[FILTER_BITS / 64];
+
+static size_t
+filter_bit(const void *obj)
+{
+    return ((uintptr_t)obj >> 4) & (FILTER_BITS - 1);
+}
 
 static int
 is_atom(PyTypeObject *kind)
@@ -74,6 +88,12 @@ in_id_set(PyObject *set, PyObject *obj)
 {
     if (PySet_GET_SIZE(set) == 0) {
         return 0;
+    }
+    if (set == watched) {
+        size_t bit = filter_bit(obj);
+        if (!(filter[bit / 64] & ((uint64_t)1 << (bit % 64)))) {
+            return 0;
+        }
     }
     PyObject *id = PyLong_FromVoidPtr(obj);
     if (id == NULL) {
@@ -186,6 +206,62 @@ keep(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyObject *
+watching(PyObject *module, PyObject *obj)
+{
+    if (watched == NULL) {
+        PyErr_SetString(PyExc_TypeError, "watching(obj) after configure()");
+        return NULL;
+    }
+    return watched_keeper(obj);
+}
+
+/* Adds each id of *ids* (ints) to the watched set and to its filter. */
+static int
+watch_ids(PyObject *ids)
+{
+    PyObject *it = PyObject_GetIter(ids), *id;
+    if (it == NULL) {
+        return -1;
+    }
+    while ((id = PyIter_Next(it)) != NULL) {
+        void *address = PyLong_AsVoidPtr(id);
+        int r = address == NULL && PyErr_Occurred() ? -1 : PySet_Add(watched, id);
+        Py_DECREF(id);
+        if (r < 0) {
+            Py_DECREF(it);
+            return -1;
+        }
+        size_t bit = filter_bit(address);
+        filter[bit / 64] |= (uint64_t)1 << (bit % 64);
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *
+watch(PyObject *module, PyObject *ids)
+{
+    if (watched == NULL) {
+        PyErr_SetString(PyExc_TypeError, "watch(ids) after configure()");
+        return NULL;
+    }
+    if (watch_ids(ids) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+unwatch(PyObject *module, PyObject *unused)
+{
+    if (watched != NULL && PySet_Clear(watched) < 0) {
+        return NULL;
+    }
+    memset(filter, 0, sizeof(filter));
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 loop(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2 || fed == NULL) {
@@ -255,6 +331,18 @@ configure(PyObject *module, PyObject *args)
     if (PyErr_Occurred()) {
         return NULL;
     }
+    /* The atoms met most (ints, strings, floats, None, bools) first: is_atom scans in order. */
+    PyTypeObject *hot[] = {&PyLong_Type, &PyUnicode_Type, &PyFloat_Type, Py_TYPE(Py_None), &PyBool_Type};
+    Py_ssize_t front = 0;
+    for (size_t h = 0; h < sizeof(hot) / sizeof(hot[0]); h++) {
+        for (Py_ssize_t i = front; i < n; i++) {
+            if (atoms[i] == hot[h]) {
+                atoms[i] = atoms[front];
+                atoms[front++] = hot[h];
+                break;
+            }
+        }
+    }
     n_atoms = n;
     Py_XSETREF(atom_set, Py_NewRef(atom_types));  /* keeps the types the array points to alive */
     Py_XSETREF(buffers, Py_NewRef(buffer_set));
@@ -265,6 +353,16 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(last_type, Py_NewRef(last));
     Py_XSETREF(generator_loop, Py_NewRef(generator));
     width = w;
+    memset(filter, 0, sizeof(filter));
+    PyObject *present = PySequence_List(watched);  /* a set given with ids in it: into the filter */
+    if (present == NULL) {
+        return NULL;
+    }
+    int r = watch_ids(present);
+    Py_DECREF(present);
+    if (r < 0) {
+        return NULL;
+    }
     Py_RETURN_NONE;
 }
 
@@ -272,6 +370,9 @@ static PyMethodDef methods[] = {
     {"keep", (PyCFunction)(void (*)(void))keep, METH_FASTCALL, "keep(value, keeper[, watch[, loop_site, site]]): see aliascheck.gate"},
     {"loop", (PyCFunction)(void (*)(void))loop, METH_FASTCALL, "loop(iterable, site): see aliascheck.gate"},
     {"receiver", receiver, METH_O, "receiver(method): see aliascheck.gate"},
+    {"watching", watching, METH_O, "watching(obj): see aliascheck.gate"},
+    {"watch", watch, METH_O, "watch(ids): see aliascheck.gate"},
+    {"unwatch", unwatch, METH_NOARGS, "unwatch(): see aliascheck.gate"},
     {"configure", configure, METH_VARARGS, "configure(atoms, buffers, watched, fed, held, seen, last, width, generator_loop)"},
     {NULL, NULL, 0, NULL},
 };

@@ -286,7 +286,7 @@ def start(ledger: Any) -> None:
     global _on, _ledger, _test, ADOPTING
     _ledger, _test, _on = ledger, _Test(), True
     ADOPTING = ledger.adopters if ledger is not None else {}
-    WATCHED.clear()
+    _gates.unwatch()
     SEEN.clear()
     QUIET.clear()
     for module, names in (("torch", ("Tensor",)), ("torch.nn", ("Parameter",)), ("numpy", ("ndarray",))):
@@ -300,7 +300,7 @@ def start(ledger: Any) -> None:
 def stop() -> None:
     global _on, _ledger, _test, ADOPTING
     _on, _ledger, _test, ADOPTING = False, None, _Test(), {}
-    WATCHED.clear()
+    _gates.unwatch()
     SEEN.clear()
     QUIET.clear()
 
@@ -315,7 +315,7 @@ def _watch(obj: Any) -> list[int]:
             ids += map(id, reachable(obj, depth=4))
         except Exception:
             pass
-    WATCHED.update(ids)
+    _gates.watch(ids)
     return ids
 
 
@@ -452,7 +452,7 @@ def generator_loop(iterable: Any, site: int) -> Any:
 _gates: Any = gate._compiled if gate.COMPILED else gate
 for _configured in {gate, _gates}:
     _configured.configure(ATOMS, BUFFERS, WATCHED, FED, HELD, SEEN, _Last, QUIET_WIDTH, generator_loop)
-GATE, SELF, loop = _gates.keep, _gates.receiver, _gates.loop
+GATE, SELF, WATCHING, loop = _gates.keep, _gates.receiver, _gates.watching, _gates.loop
 
 
 # What may hold a yielded buffer for a consumer: a library's list under construction (list(gen),
@@ -479,7 +479,7 @@ def yielded(value: Any, site: int) -> None:
     t.epoch += 1
     if state is None or state[0] != code:
         t.yields[key] = (code, t.epoch, refs)
-        WATCHED.add(key)  # the generator's own writes into it are told from now on, and by whom
+        _gates.watch((key,))  # the generator's own writes into it are told from now on, and by whom
         t.produced.add(key)
         return
     _, epoch, baseline = state
@@ -524,7 +524,7 @@ def context_copied(task: Any, items: Iterable[tuple[Any, Any]]) -> None:
     for var, value in items:
         if type(value) in CONTEXT_TYPES and value:
             t.contexts.setdefault(id(value), {})[id(task)] = (weakref.ref(task), var, fingerprint(value), t.epoch)
-            WATCHED.add(id(value))
+            _gates.watch((id(value),))
 
 
 def _current_task() -> Any:
@@ -754,7 +754,7 @@ def copied(copy: Any, source: Any, site: int) -> None:
     for _path, part in shared:
         for obj in _descendants(part):
             t.shared.setdefault(id(obj), rec)
-            WATCHED.add(id(obj))
+            _gates.watch((id(obj),))
     t.records.append(rec)
 
 
@@ -1312,7 +1312,7 @@ def judge_all(check: str = "teardown") -> None:
 def begin() -> None:
     global _test
     _test = _Test()
-    WATCHED.clear()
+    _gates.unwatch()
     SEEN.clear()
     QUIET.clear()
 

@@ -10,6 +10,10 @@
   kept last, becomes the site's last (``SEEN[site] = Last((value, 1, True))``): no call.
 - :func:`receiver`: after ``x.y.resize(n)`` (an in-place method of an attribute's value, caught
   as the bound method), the object written.
+- :func:`watching`: is an object watched (``x.extend(...)`` on something recorded is a write the
+  runtime looks at)? :func:`watch` and :func:`unwatch` are the runtime's only ways to change the set
+  of watched ids, so that the compiled twin's filter (a bitmap of addresses, asked before the set:
+  no int is built for an object nobody watches) stays exact.
 - :func:`loop`: ``for x in iterable`` starts. Anything but a generator: the loop's site is no
   longer fed by a project generator, and the iterable is returned as it is. A generator goes to
   the runtime's own look (:func:`aliascheck.boundary.generator_loop`).
@@ -99,6 +103,22 @@ def receiver(method: Any, _bound: tuple[type, ...] = (types.MethodType, types.Bu
     """The object a bound method is bound to (``x.resize`` -> ``x``), read from the method object
     itself; None for any other callable (its ``__self__`` would be the program's attribute)."""
     return method.__self__ if type(method) in _bound else None
+
+
+def watching(obj: Any) -> bool:
+    """Is *obj* watched (a part of something recorded, :func:`watch`)?"""
+    return bool(_WATCHED) and id(obj) in _WATCHED
+
+
+def watch(ids: Any) -> None:
+    """From now on, the objects of these ids are watched. The runtime's only way to add to the set:
+    the compiled twin keeps a filter beside it."""
+    _WATCHED.update(ids)
+
+
+def unwatch() -> None:
+    """Nothing is watched any more."""
+    _WATCHED.clear()
 
 
 def loop(iterable: Any, site: int, _generator: type = types.GeneratorType) -> Any:

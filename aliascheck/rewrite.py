@@ -277,6 +277,7 @@ class Marker(ast.NodeTransformer):
         # loop's target, the call text for ``name = call(...)``; a report names it as the giver.
         self.given: dict[str, tuple[str, int]] = {}
         self.module_names: frozenset[str] = frozenset()  # what the module binds (a builtin shadowed)
+        self.containers: frozenset[str] = frozenset()  # module names bound only to collections' containers
         self.atoms: frozenset[str] = frozenset()  # the function's names that only ever hold atoms
         self.shadowed: frozenset[str] = frozenset()  # the names the module and the function bind
         # Locals bound to a container the function just made and has not let out since (at the
@@ -434,7 +435,7 @@ class Marker(ast.NodeTransformer):
                     made = (self.scope == "function" and self.closed is not None and isinstance(stmt, ast.Assign)
                             and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                             and stmt.targets[0].id not in self.closed
-                            and _fresh_expr(stmt.value, self.atoms, self.shadowed))
+                            and _fresh_expr(stmt.value, self.atoms, self.shadowed, self.containers))
                     before = self.private
                     new = self.visit(stmt)
                     self.private = before  # a container made in a nested block may not be the one here
@@ -562,13 +563,15 @@ class Marker(ast.NodeTransformer):
         atom = self._atom(value)
         kept: ast.expr | None = None
         owner: ast.expr = ast.Constant(None)
-        if keeps:
+        # An atom kept only into the function's own unshared containers: nothing to record or judge.
+        quiet = atom and all(self._private(t.value) for t in keeps)
+        if keeps and not quiet:
             stmt.value, kept, owner = self._value(st, value)  # evaluated first, as Python does
         for target in targets:
             if isinstance(target, (ast.Attribute, ast.Subscript)):
                 root = _root(target.value)
                 private = self._private(target.value)
-                if private and isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
+                if private and (quiet or isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice)):
                     continue
                 target.value, keeper = st.catch(target.value)
                 if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
@@ -682,6 +685,8 @@ class Marker(ast.NodeTransformer):
                 call.args[0], origin = st.catch(call.args[0])
             st.call("copied", _name(target.id), origin, ast.Constant(site))
             return
+        if isinstance(func, ast.Attribute) and func.attr in _TAKES and self._private(func.value):
+            return  # an item back out of the function's own unshared container: looked at as it went in
         site = self._site(target.id, "name", _text(call))
         # Only a value whose type bound may judge (the types it never does are learnt as met).
         only: ast.expr = _template("TYPE(X) not in UNBOUND", X=_name(target.id))
@@ -768,7 +773,7 @@ def _callee(func: ast.expr, bound_here: set[str]) -> ast.expr:
 
 def _watched(node: ast.expr) -> ast.expr:
     """The object is recorded, or part of something recorded (a set's truth first: mostly empty)."""
-    return _template("WATCHED and ID(X) in WATCHED", X=node)
+    return _template("WATCHING(X)", X=node)
 
 
 def _buffer(node: ast.expr) -> ast.expr:
@@ -811,7 +816,11 @@ def _bound_value(node: ast.expr) -> bool:
 def _atom_expr(node: ast.expr, atoms: frozenset[str] | set[str], shadowed: frozenset[str] | set[str]) -> bool:
     """An expression whose value is an atom, told from the source alone: a constant, an f-string,
     a builtin that makes one (``len(x)``, unless the module or function binds the name), ``not x``,
-    a name in *atoms*, arithmetic of those (an atom's operator with an atom makes one, or raises)."""
+    a name in *atoms*, arithmetic of those (an atom's operator with an atom makes one, or raises).
+
+    Arithmetic with a number literal (``seen[node] + 1``, ``x / 2.0``, but not ``*``, which repeats
+    a sequence's items) counts too: it makes a new number or a new array (``arr + 1``), or raises
+    (a list, a dict, a string); a new value is no one's live state, so nothing there is kept."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, _ATOM_CONSTANTS)
     if isinstance(node, ast.JoinedStr) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -821,9 +830,30 @@ def _atom_expr(node: ast.expr, atoms: frozenset[str] | set[str], shadowed: froze
     if isinstance(node, ast.UnaryOp):
         return _atom_expr(node.operand, atoms, shadowed)
     if isinstance(node, ast.BinOp):
+        if not isinstance(node.op, (ast.Mult, ast.MatMult)) and (_number(node.left) or _number(node.right)):
+            return True
         return _atom_expr(node.left, atoms, shadowed) and _atom_expr(node.right, atoms, shadowed)
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ATOM_CALLS
             and node.func.id not in shadowed)
+
+
+_BUILTIN_CONTAINERS = frozenset({"list", "dict", "set"})
+_COLLECTIONS = frozenset({"deque", "defaultdict", "OrderedDict", "Counter"})
+
+
+def _imported_containers(body: list[ast.stmt]) -> frozenset[str]:
+    """The names a module binds only by ``from collections import deque`` (and the like), at its top."""
+    imports = [stmt for stmt in body if isinstance(stmt, ast.ImportFrom) and stmt.module == "collections"
+               and not stmt.level]
+    names = {a.asname or a.name for stmt in imports for a in stmt.names if a.name in _COLLECTIONS}
+    if not names:
+        return frozenset()
+    others = _binders(n for n in _scope_nodes(body) if not any(n is stmt for stmt in imports))
+    return frozenset(names - others)
+
+
+def _number(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, complex)
 
 
 def _scope_nodes(body: list[ast.stmt]) -> list[ast.AST]:
@@ -941,10 +971,17 @@ def atom_names(func: ast.FunctionDef | ast.AsyncFunctionDef, module: frozenset[s
         atomic -= bad
 
 
-def _fresh_expr(node: ast.expr, atoms: frozenset[str], shadowed: frozenset[str]) -> bool:
-    """A new container the expression itself makes: a display, a comprehension, ``[0.0] * n``."""
+def _fresh_expr(node: ast.expr, atoms: frozenset[str], shadowed: frozenset[str],
+                containers: frozenset[str] = frozenset()) -> bool:
+    """A new container the expression itself makes: a display, a comprehension, ``[0.0] * n``, a
+    container type called (``list(xs)``, ``deque([start])``: a builtin's name the module does not
+    bind, or one of *containers*, the names it binds only by importing them from :mod:`collections`)."""
     if isinstance(node, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp)):
         return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        name = node.func.id
+        return name in containers and name not in shadowed - containers or (
+            name in _BUILTIN_CONTAINERS and name not in shadowed)
     return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
             and (isinstance(node.left, ast.List) and _atom_expr(node.right, atoms, shadowed)
                  or isinstance(node.right, ast.List) and _atom_expr(node.left, atoms, shadowed)))
@@ -1155,6 +1192,7 @@ def mark(tree: ast.Module, base: int | None = None) -> ast.Module:
     registers its sites' texts with the runtime (``@aliascheck.register(base, table)``), which binds no name."""
     marker = Marker(base if base is not None else next(_fresh) << _SITE_BITS)
     marker.module_names = frozenset(bound_names(tree.body))
+    marker.containers = _imported_containers(tree.body)
     marker.visit(tree)
     if marker.table:
         _register(tree, marker)

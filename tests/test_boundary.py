@@ -1157,6 +1157,60 @@ def test_a_container_the_function_made_and_kept_in_is_not_looked_at_until_it_is_
         assert calls[name] == ["wrote"], name
 
 
+def _marked_text(source: str) -> dict[str, str]:
+    from aliascheck import rewrite
+
+    tree = rewrite.mark(ast.parse(textwrap.dedent(source)), base=1)
+    return {f.name: ast.unparse(f) for f in tree.body if isinstance(f, ast.FunctionDef)}
+
+
+def test_what_a_hot_loop_asks_nothing_about() -> None:
+    """A BFS's own bookkeeping: arithmetic with a number literal is a new number (or array), never
+    anyone's live state; a deque, dict or list the function made (``collections``' names imported
+    as such, builtins not rebound) is private; an item taken back out of a private container was
+    looked at as it went in. Each has a twin that is still asked about."""
+    marked = _marked_text('''
+        from collections import deque
+
+        def bfs(graph, start):
+            seen = {start: 0}
+            queue = deque([start])
+            order = []
+            while queue:
+                node = queue.popleft()
+                order.append(node)
+                for nxt in graph[node]:
+                    if nxt not in seen:
+                        seen[nxt] = seen[node] + 1
+                        queue.append(nxt)
+            return order, seen
+
+        def shared(seen, node, nxt, queue):
+            seen[nxt] = seen[node] + 1
+            seen[node] = seen[nxt] * 2
+            node = queue.popleft()
+            return node
+    ''')
+    bfs, shared = marked["bfs"], marked["shared"]
+    assert "bound(node" not in bfs and "seen[nxt] = seen[node] + 1\n" in bfs  # no temporary, no call
+    assert "GATE(nxt, queue, False" in bfs and "GATE(node, order, False)" in bfs  # values still asked about
+    assert "WATCHING(seen)" in shared  # a write into a parameter's dict: a write into something recorded?
+    assert "GATE(@ac" in shared  # ``* 2`` may repeat a sequence's items: still asked about
+    assert "bound(node" in shared  # a parameter's deque: its items are someone else's
+    rebound = _marked_text('''
+        from collections import deque
+
+        def f(lib):
+            queue = deque()
+            queue.extend(lib.items())
+            return queue
+
+        if True:
+            deque = list
+    ''')["f"]
+    assert "wrote(queue" in rebound  # the module binds deque otherwise too: not known to be new
+
+
 # -- who wrote it, for whom: the project's own generator ---------------------------------
 
 

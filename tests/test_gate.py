@@ -67,9 +67,9 @@ def test_both_gates_answer_alike(both: tuple[_State, _State], value: Any, held: 
     answers = []
     for state in both:
         owner: Any = [] if keeper == "list" else bytearray()
-        state.watched.clear()
+        state.impl.unwatch()
         if watched:
-            state.watched.add(id(owner))
+            state.impl.watch((id(owner),))
         mine = copy.deepcopy(value)  # referred to by this frame alone, unless held
         if keeper == "list":
             owner.append(mine)
@@ -78,6 +78,35 @@ def test_both_gates_answer_alike(both: tuple[_State, _State], value: Any, held: 
         answers.append(bool(state.impl.keep(mine, owner, watch)))
         del other, mine
     assert answers[0] == answers[1]
+
+
+def test_watching_is_answered_alike_through_the_filter(both: tuple[_State, _State]) -> None:
+    """The compiled gate asks a bitmap of addresses before the set: an object nobody watches is told
+    so without an int being built, a watched one is found, and one whose address shares a watched
+    one's bit is still told apart by the set itself."""
+    objects = [[] for _ in range(5000)]  # more addresses than the filter has bits to spare: collisions
+    for state in both:
+        state.impl.unwatch()
+        state.impl.watch(id(o) for o in objects[::2])
+        assert state.watched == {id(o) for o in objects[::2]}
+        assert [state.impl.watching(o) for o in objects] == [i % 2 == 0 for i in range(len(objects))]
+        state.impl.unwatch()
+        assert not state.watched and not any(state.impl.watching(o) for o in objects)
+
+
+def test_a_set_configured_with_ids_in_it_is_watched_from_the_start() -> None:
+    if not gate.COMPILED:
+        pytest.skip("the compiled gate was not built")
+    owner: list[Any] = []
+    try:
+        watched = {id(owner)}
+        gate._compiled.configure(boundary.ATOMS, set(), watched, set(), set(), {}, boundary._Last, 3,
+                                 lambda it, site: it)
+        assert gate._compiled.watching(owner) and not gate._compiled.watching([])
+    finally:
+        for impl in {gate, boundary._gates}:
+            impl.configure(boundary.ATOMS, boundary.BUFFERS, boundary.WATCHED, boundary.FED, boundary.HELD,
+                           boundary.SEEN, boundary._Last, boundary.QUIET_WIDTH, boundary.generator_loop)
 
 
 def test_the_verdicts_the_marked_code_relies_on(both: tuple[_State, _State]) -> None:
@@ -96,7 +125,7 @@ def test_the_verdicts_the_marked_code_relies_on(both: tuple[_State, _State]) -> 
         keeper.append(longer)
         wide = keep(longer, keeper)  # longer than the width: kept looks
         into_buffer = keep(fresh, bytearray())  # kept into a buffer: kept looks
-        state.watched.add(id(keeper))
+        state.impl.watch((id(keeper),))
         watched, unwatched = keep(3, keeper), keep(3, keeper, False)
         assert (atom, pair, holding, alone, shared, wide, into_buffer, watched, unwatched) == (
             False, False, True, False, True, True, True, True, False)
@@ -118,7 +147,7 @@ def test_the_fed_loop_path_leaves_the_same_bookkeeping(both: tuple[_State, _Stat
         assert not state.impl.keep(second, keeper, True, 7, 8)
         assert state.seen[8] == (second, 1, True)
         del entry
-        state.watched.add(id(keeper))
+        state.impl.watch((id(keeper),))
         assert state.impl.keep({"c": [3]}, keeper, True, 7, 8)
 
 
