@@ -15,6 +15,7 @@ static PyTypeObject *atoms[MAX_ATOMS];
 static Py_ssize_t n_atoms = 0;
 static PyObject *buffers = NULL, *watched = NULL, *fed = NULL, *held = NULL, *seen = NULL, *last_type = NULL;
 static PyObject *generator_loop = NULL, *atom_set = NULL;
+static PyObject *unbound = NULL, *unpassed = NULL, *quiet = NULL, *pending = NULL;  /* configure_calls */
 static Py_ssize_t width = 0;
 static PyObject *one = NULL;  /* a SEEN entry's repeat */
 
@@ -262,6 +263,88 @@ unwatch(PyObject *module, PyObject *unused)
 }
 
 static PyObject *
+buffer(PyObject *module, PyObject *obj)
+{
+    if (buffers == NULL) {
+        PyErr_SetString(PyExc_TypeError, "buffer(obj) after configure()");
+        return NULL;
+    }
+    int r = type_in(buffers, Py_TYPE(obj), 0);
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
+static PyObject *
+bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2 || unbound == NULL) {
+        PyErr_SetString(PyExc_TypeError, "bind(value[, receiver]) after configure_calls()");
+        return NULL;
+    }
+    int r = type_in(unbound, Py_TYPE(args[0]), 0);
+    if (r != 0) {
+        return r < 0 ? NULL : Py_NewRef(Py_False);
+    }
+    if (nargs == 2 && is_atom(Py_TYPE(args[1]))) {
+        Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+}
+
+static PyObject *
+passes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 2 || unpassed == NULL) {
+        PyErr_SetString(PyExc_TypeError, "passes(site, callee, *names) after configure_calls()");
+        return NULL;
+    }
+    int looked = 0;
+    for (Py_ssize_t i = 2; i < nargs && !looked; i++) {
+        int r = type_in(unpassed, Py_TYPE(args[i]), 0);
+        if (r < 0) {
+            return NULL;
+        }
+        looked = !r;
+    }
+    if (!looked || args[1] == Py_None) {
+        return PyBool_FromLong(looked);
+    }
+    PyObject *ref = PyDict_GetItemWithError(quiet, args[0]);  /* borrowed */
+    if (ref == NULL) {
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_True);
+    }
+    if (!PyWeakref_CheckRefExact(ref)) {
+        Py_RETURN_TRUE;
+    }
+    return PyBool_FromLong(PyWeakref_GET_OBJECT(ref) != args[1]);
+}
+
+static PyObject *
+pended(PyObject *module, PyObject *site)
+{
+    if (pending == NULL) {
+        PyErr_SetString(PyExc_TypeError, "pended(site) after configure_calls()");
+        return NULL;
+    }
+    int r = PyDict_Contains(pending, site);
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
+static PyObject *
+configure_calls(PyObject *module, PyObject *args)
+{
+    PyObject *unbound_set, *unpassed_set, *quiet_dict, *pending_dict;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!:configure_calls", &PySet_Type, &unbound_set, &PySet_Type, &unpassed_set,
+                          &PyDict_Type, &quiet_dict, &PyDict_Type, &pending_dict)) {
+        return NULL;
+    }
+    Py_XSETREF(unbound, Py_NewRef(unbound_set));
+    Py_XSETREF(unpassed, Py_NewRef(unpassed_set));
+    Py_XSETREF(quiet, Py_NewRef(quiet_dict));
+    Py_XSETREF(pending, Py_NewRef(pending_dict));
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 loop(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2 || fed == NULL) {
@@ -373,6 +456,11 @@ static PyMethodDef methods[] = {
     {"watching", watching, METH_O, "watching(obj): see aliascheck.gate"},
     {"watch", watch, METH_O, "watch(ids): see aliascheck.gate"},
     {"unwatch", unwatch, METH_NOARGS, "unwatch(): see aliascheck.gate"},
+    {"buffer", buffer, METH_O, "buffer(obj): see aliascheck.gate"},
+    {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL, "bind(value[, receiver]): see aliascheck.gate"},
+    {"passes", (PyCFunction)(void (*)(void))passes, METH_FASTCALL, "passes(site, callee, *names): see aliascheck.gate"},
+    {"pended", pended, METH_O, "pended(site): see aliascheck.gate"},
+    {"configure_calls", configure_calls, METH_VARARGS, "configure_calls(unbound, unpassed, quiet, pending)"},
     {"configure", configure, METH_VARARGS, "configure(atoms, buffers, watched, fed, held, seen, last, width, generator_loop)"},
     {NULL, NULL, 0, NULL},
 };

@@ -55,8 +55,6 @@ Exception, NameError, BaseException = Exception, NameError, BaseException  # noq
 # copy shares): the marked code calls wrote() only for these. One set, cleared in place.
 WATCHED: set[int] = set()
 ATOMS = mutability.ATOMS
-# For the marked code's own tests (aliascheck.rewrite): a module may call its own names id or type.
-ID, TYPE = id, type
 ONLY_ATOMS = ATOMS.issuperset  # of an iterable of types: stops at the first other one
 QUIET_WIDTH = 256  # a dict or list of atoms longer than this is not told quiet (see _atoms_only)
 # Array and tensor types met so far: an in-place write into one (``sample -= mean``) may go into
@@ -452,7 +450,7 @@ def generator_loop(iterable: Any, site: int) -> Any:
 _gates: Any = gate._compiled if gate.COMPILED else gate
 for _configured in {gate, _gates}:
     _configured.configure(ATOMS, BUFFERS, WATCHED, FED, HELD, SEEN, _Last, QUIET_WIDTH, generator_loop)
-GATE, SELF, WATCHING, loop = _gates.keep, _gates.receiver, _gates.watching, _gates.loop
+GATE, SELF, WATCHING, BUFFER, loop = _gates.keep, _gates.receiver, _gates.watching, _gates.buffer, _gates.loop
 
 
 # What may hold a yielded buffer for a consumer: a library's list under construction (list(gen),
@@ -1439,13 +1437,7 @@ _counts: dict[int, list[int]] = {-1: []}
 # marked code calls before() again only for another callee (a weak reference: it keeps nothing alive).
 QUIET: dict[int, Any] = {}
 
-
-class _Dead:
-    pass
-
-
-NOREF = weakref.ref(_Dead())  # QUIET's default for the marked code: a reference to nothing
-PENDING = _counts  # the marked code calls after only for a site before recorded
+PENDING = _counts  # the marked code calls after only for a site before recorded (PENDED)
 HANDED_ITEMS = 64  # a list or dict argument: its own dicts and lists are looked at, this many at most
 
 
@@ -1494,6 +1486,9 @@ def _passed_kind(kind: type) -> int:
 # changes): a name bound to one (UNBOUND: :func:`bound`), or passed to a call (UNPASSED: :func:`before`).
 UNBOUND: set[type] = {*ATOMS, tuple, frozenset}
 UNPASSED: set[type] = {*ATOMS, tuple, frozenset}
+for _configured in {gate, _gates}:
+    _configured.configure_calls(UNBOUND, UNPASSED, QUIET, PENDING)
+BIND, PASSES, PENDED = _gates.bind, _gates.passes, _gates.pended
 
 
 def _kept_by(func: Any, obj: Any) -> bool:

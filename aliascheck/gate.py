@@ -35,6 +35,7 @@ import importlib
 import os
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -48,6 +49,10 @@ _Last: Any = tuple
 _NOLAST: Any = (None,)
 _WIDTH = 0
 _generator_loop: Callable[[Any, int], Any] = lambda iterable, site: iterable  # noqa: E731
+_UNBOUND: set[type] = set()
+_UNPASSED: set[type] = set()
+_QUIET: dict[int, Any] = {}
+_PENDING: dict[int, Any] = {}
 
 
 def configure(atoms: frozenset[type], buffers: set[type], watched: set[int], fed: set[int], held: set[type],
@@ -58,6 +63,14 @@ def configure(atoms: frozenset[type], buffers: set[type], watched: set[int], fed
     _ATOM_IDS = frozenset(map(id, atoms))
     _BUFFERS, _WATCHED, _FED, _HELD, _SEEN, _Last = buffers, watched, fed, held, seen, last
     _NOLAST, _WIDTH, _generator_loop = (None,), width, generator_loop
+
+
+def configure_calls(unbound: set[type], unpassed: set[type], quiet: dict[int, Any], pending: dict[int, Any]) -> None:
+    """The runtime's learnt types (a name bound to one, or passed, is never looked at), its quiet
+    callees (site -> a weak reference to the one callee there that kept nothing) and its pending
+    calls (site -> what :func:`aliascheck.boundary.before` recorded), read live."""
+    global _UNBOUND, _UNPASSED, _QUIET, _PENDING
+    _UNBOUND, _UNPASSED, _QUIET, _PENDING = unbound, unpassed, quiet, pending
 
 
 def _hashed_as_type(kind: type) -> bool:
@@ -119,6 +132,42 @@ def watch(ids: Any) -> None:
 def unwatch() -> None:
     """Nothing is watched any more."""
     _WATCHED.clear()
+
+
+def buffer(obj: Any) -> bool:
+    """Is *obj* an array or tensor (a type in the runtime's BUFFERS)?"""
+    kind = type(obj)
+    return _hashed_as_type(kind) and kind in _BUFFERS
+
+
+def bind(value: Any, *receiver: Any) -> bool:
+    """After ``name = call(...)`` (``name = obj.method(...)``: *receiver* is ``obj``), could
+    :func:`aliascheck.boundary.bound` judge anything? Not for a type it learnt it never does, nor
+    for a method of an atom (``line.split()`` hands out nothing live)."""
+    kind = type(value)
+    if _hashed_as_type(kind) and kind in _UNBOUND:
+        return False
+    return not (receiver and id(type(receiver[0])) in _ATOM_IDS)
+
+
+def passes(site: int, callee: Any, *names: Any) -> bool:
+    """Before a statement whose calls take *names*: could :func:`aliascheck.boundary.before` look at
+    anything? Not when every name's type is one it never does, nor when *callee* (the one call's
+    callee, None when there are several) is the one that kept nothing at this site before."""
+    for kind in map(type, names):
+        if not (_hashed_as_type(kind) and kind in _UNPASSED):
+            break
+    else:
+        return False
+    if callee is None:
+        return True
+    ref = _QUIET.get(site)
+    return type(ref) is not weakref.ReferenceType or ref() is not callee
+
+
+def pended(site: int) -> bool:
+    """Did :func:`aliascheck.boundary.before` record something at *site* for the statement's end?"""
+    return site in _PENDING
 
 
 def loop(iterable: Any, site: int, _generator: type = types.GeneratorType) -> Any:

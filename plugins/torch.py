@@ -42,7 +42,44 @@ def aliascheck_install(options: Any) -> Callable[[], None]:
         undos.append(watch_all(subclasses(library)))
         undos.append(trust(library))
     undos.append(patch(torch, "save", _saving))
+    _transparent_to_dynamo()
     return undo_all(undos)
+
+
+_polyfilled: set[int] = set()
+
+
+def _transparent_to_dynamo() -> None:
+    """``torch.compile`` traces marked code as it traces the program's own. Each question the marked
+    code asks (:mod:`aliascheck.gate`) is answered "nothing to look at" inside a graph, so dynamo
+    folds every inserted statement away and builds the graph a plain run builds: ``fullgraph=True``
+    compiles, and nothing falls back to eager. Keeps inside compiled code are not looked at (the
+    graph runs instead of the code). Registered once per process: a polyfill is used only when
+    dynamo traces the gate, which only marked code calls."""
+    from aliascheck import boundary
+
+    substitute = getattr(torch.compiler, "substitute_in_graph", None)
+    if substitute is None:  # torch before 2.5: compiled code graph-breaks at the marked statements
+        return
+    gates = boundary._gates
+    answers: dict[str, Callable[..., Any]] = {
+        "keep": lambda value, keeper, watch=True, loop_site=None, site=0: False,
+        "watching": lambda obj: False,
+        "buffer": lambda obj: False,
+        "bind": lambda value, *receiver: False,
+        "passes": lambda site, callee, *names: False,
+        "pended": lambda site: False,
+        "receiver": lambda method: None,
+        "loop": lambda iterable, site: iterable,
+    }
+    for name, answer in answers.items():
+        original = getattr(gates, name)
+        if id(original) not in _polyfilled:
+            substitute(original, skip_signature_check=True)(answer)
+            _polyfilled.add(id(original))
+    if id(boundary.through) not in _polyfilled:  # a lambda's keep: the keep's own result
+        substitute(boundary.through, skip_signature_check=True)(lambda result, *rest, **named: result)
+        _polyfilled.add(id(boundary.through))
 
 
 def _saving(original: Any) -> Any:

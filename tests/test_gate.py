@@ -55,6 +55,7 @@ def both() -> Iterator[tuple[_State, _State]]:
         for impl in {gate, boundary._gates}:
             impl.configure(boundary.ATOMS, boundary.BUFFERS, boundary.WATCHED, boundary.FED, boundary.HELD,
                            boundary.SEEN, boundary._Last, boundary.QUIET_WIDTH, boundary.generator_loop)
+            impl.configure_calls(boundary.UNBOUND, boundary.UNPASSED, boundary.QUIET, boundary.PENDING)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -267,3 +268,46 @@ def test_a_receiver_is_read_from_a_bound_method_only(both: tuple[_State, _State]
         assert state.impl.receiver(obj.method) is obj
         assert state.impl.receiver(data.extend) is data
         assert state.impl.receiver(obj) is None and state.impl.receiver(len) is not obj
+
+
+class _Meta(type):
+    def __hash__(cls) -> int:  # never run by the gate
+        raise AssertionError("the gate hashed a type through its metatype")
+
+
+class _Odd(metaclass=_Meta):
+    pass
+
+
+def test_the_call_gates_answer_alike(both: tuple[_State, _State]) -> None:
+    """buffer, bind, passes and pended: the same answers from both, from exact types by address, a
+    weak reference read at C level and a dict's keys; no metatype's hash is run."""
+    import weakref
+
+    def callee() -> None:
+        pass
+
+    def other() -> None:
+        pass
+
+    answers = []
+    for state in both:
+        impl = state.impl
+        unbound, unpassed = {tuple, int}, {tuple, int}
+        quiet: dict[int, Any] = {7: weakref.ref(callee)}
+        pending: dict[int, Any] = {9: []}
+        impl.configure_calls(unbound, unpassed, quiet, pending)
+        answers.append((
+            impl.buffer(bytearray()), impl.buffer([]), impl.buffer(_Odd()),
+            impl.bind((1,)), impl.bind([]), impl.bind([], "a str"), impl.bind([], []), impl.bind(_Odd()),
+            impl.passes(7, None, 1, (2,)), impl.passes(7, None, 1, []), impl.passes(7, callee, []),
+            impl.passes(7, other, []), impl.passes(8, callee, []), impl.passes(7, callee, _Odd()),
+            impl.pended(9), impl.pended(8),
+        ))
+    assert answers[0] == answers[1] == (
+        True, False, False,  # buffer: a bytearray is, a list is not, a type hashed by its metatype is not
+        False, True, False, True, True,  # bind: learnt types no, a list yes, a str's method no
+        False, True, False,  # passes: learnt types only no; the callee that kept nothing here no
+        True, True, False,  # another callee, another site yes; an odd type is never hashed: learnt no
+        True, False,  # pended
+    )

@@ -136,3 +136,58 @@ def test_tensors_are_followed_by_identity_into_a_shallow_copy(pytester):
         "*seen by:  re-entry (reset/load_state_dict) (*)",
         "FAILED test_shallow.py::test_a_shallow_copy_of_the_live_tensors*",
     ])
+
+
+COMPILED = '''
+import torch
+from torch._dynamo.utils import counters
+
+
+def helper(y, hist):
+    hist.append(y)
+    t = torch.sigmoid(y)
+    buf = t.clone()
+    buf.add_(1)
+    return t, buf
+
+
+def step(x, w, hist):
+    out = []
+    y = x @ w
+    out.append(y)
+    z = torch.relu(y) + 1
+    s, b = helper(z, hist)
+    hist.append(s)
+    acc = {}
+    for k in range(2):
+        s = s * 2
+        acc[k] = s
+    keep = lambda v: out.append(v)
+    keep(b)
+    return z, out, acc
+
+
+def test_compiled_fullgraph():
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(step, fullgraph=True, backend="eager")
+    x, w, hist = torch.randn(4, 4), torch.randn(4, 4), []
+    z, out, acc = compiled(x, w, hist)
+    assert torch.equal(z, torch.relu(x @ w) + 1) and len(hist) == 2 and len(out) == 2
+    print("DYNAMO", sorted((k, sorted(v.items())) for k, v in counters.items() if k in ("stats", "graph_break")))
+'''
+
+
+def test_torch_compile_builds_the_graph_a_plain_run_builds(pytester: pytest.Pytester) -> None:
+    """Marked project code under ``torch.compile(fullgraph=True)``: each question the marked code asks
+    is answered "nothing to look at" inside a graph, so it compiles (it raised ``Unsupported`` on the
+    compiled gate before), with the same graphs and no graph break, as it does plain."""
+    pytester.makepyfile(model_lib=COMPILED.split("def test_")[0], test_compiled="from model_lib import *\n"
+                        + "def test_" + COMPILED.split("def test_")[1])
+    pytester.makefile(".toml", pyproject='[project]\nname = "compiled"\n')
+    seen = []
+    for flags in ([], ["--aliascheck"]):
+        result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider", *flags)
+        result.assert_outcomes(passed=1)
+        seen.append([line.partition("DYNAMO")[2] for line in result.outlines if "DYNAMO" in line])
+    assert seen[0] and seen[0] == seen[1]
