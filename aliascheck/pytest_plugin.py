@@ -210,7 +210,7 @@ class SessionPlugin:
                 terminalreporter.write_line(line)
         for line in summary(self.session.stats, self.session.findings, self.session.tests):
             terminalreporter.write_line(line)
-        for problem in self.session.problems + self.problems:
+        for problem in self.session.problems + self.problems + _unmarked():
             terminalreporter.write_line(f"aliascheck: {problem}")
 
     @pytest.hookimpl(trylast=True)
@@ -305,3 +305,14 @@ def aliascheck(request: pytest.FixtureRequest) -> Generator[Helper, None, None]:
         from .report import failure
 
         raise AliasFinding(findings, failure(findings))
+
+
+def _unmarked(shown: int = 5) -> list[str]:
+    """The project modules whose marking failed: they ran as written, their keeps not looked at."""
+    rewrite = sys.modules.get("aliascheck.rewrite")
+    failed = sorted(getattr(rewrite, "UNMARKED", {}).items())
+    lines = [f"{path} ran unmarked, its keeps not looked at (the marking failed: {why}); please report it"
+             for path, why in failed[:shown]]
+    if len(failed) > shown:
+        lines.append(f"and {len(failed) - shown} more modules ran unmarked")
+    return lines

@@ -495,11 +495,11 @@ class Marker(ast.NodeTransformer):
         name = value.value.id
         site = self._site(name, "yield", self.function)
         return _guarded(stmt, _call_stmt("yielded", _name(name), ast.Constant(site)),
-                        test=_template("TYPE(X) in BUFFERS", X=_name(name)))
+                        test=_template("BUFFER(X)", X=_name(name)))
 
     def _yield_view(self, stmt: ast.stmt) -> None:
         """``yield name[...]`` (a view of an array or tensor) in the project's generator: the view is
-        handed to the runtime on its way out, ``yield (VIEW(name[...], name) if TYPE(name) in BUFFERS
+        handed to the runtime on its way out, ``yield (VIEW(name[...], name) if BUFFER(name)
         else name[...])``: evaluated once, either way, and returned unchanged. Each view is a new
         object over the one buffer: memory is the identity, so the runtime compares the bytes of the
         view yielded before, still kept, when the next one is yielded."""
@@ -512,7 +512,7 @@ class Marker(ast.NodeTransformer):
         view = value.value
         passed = ast.Call(_rt("yielded_view"), [copy.deepcopy(view), _name(name), ast.Constant(site)], [])
         value.value = ast.copy_location(
-            ast.IfExp(_template("TYPE(X) in BUFFERS", X=_name(name)), passed, view), view)
+            ast.IfExp(_template("BUFFER(X)", X=_name(name)), passed, view), view)
         ast.fix_missing_locations(value)
 
     def _method(self, st: _Statement, call: ast.Call) -> None:
@@ -549,8 +549,8 @@ class Marker(ast.NodeTransformer):
             holder.func, method = st.catch(func)
             temp = self.temp()
             st.temps.append(temp)
-            first = _template("TYPE(R) in BUFFERS", R=ast.NamedExpr(ast.Name(temp, ast.Store()),
-                                                                     _template("SELF(M)", M=method)))
+            first = _template("BUFFER(R)", R=ast.NamedExpr(ast.Name(temp, ast.Store()),
+                                                           _template("SELF(M)", M=method)))
             st.call("wrote", _name(temp), root, only=_either(first, _watched(_name(temp))))
 
     def _assign(self, st: _Statement, stmt: ast.Assign | ast.AnnAssign) -> None:
@@ -673,7 +673,7 @@ class Marker(ast.NodeTransformer):
             site = self._site(target.id, "name", _text(call))
             iterable = call.generators[0].iter  # type: ignore[attr-defined]
             st.call("bound", _name(target.id), ast.Constant(site), ast.Constant(_text(iterable)),
-                    only=_template("TYPE(X) not in UNBOUND", X=_name(target.id)))
+                    only=_template("BIND(X)", X=_name(target.id)))
             return
         func = call.func
         source = _copied_from(call)
@@ -689,11 +689,11 @@ class Marker(ast.NodeTransformer):
             return  # an item back out of the function's own unshared container: looked at as it went in
         site = self._site(target.id, "name", _text(call))
         # Only a value whose type bound may judge (the types it never does are learnt as met).
-        only: ast.expr = _template("TYPE(X) not in UNBOUND", X=_name(target.id))
+        only: ast.expr = _template("BIND(X)", X=_name(target.id))
         if isinstance(func, ast.Attribute):
             # ``words = line.split()``: a method of a str, a number or bytes hands out nothing live.
             func.value, receiver = st.catch(func.value)
-            only = ast.BoolOp(ast.And(), [only, _template("TYPE(O) not in ATOMS", O=receiver)])
+            only = _template("BIND(X, O)", X=_name(target.id), O=receiver)
         st.call("bound", _name(target.id), ast.Constant(site), ast.Constant(_text(func)), only=only)
 
     def _passes(self, stmt: ast.stmt, st: _Statement) -> tuple[ast.stmt, ast.stmt, ast.expr] | None:
@@ -751,15 +751,15 @@ class Marker(ast.NodeTransformer):
             stmt.value, result = st.catch(stmt.value)  # type: ignore[arg-type]
         args = ast.Tuple([ast.Tuple([_name(n) for n in names], ast.Load()) for _, names in calls], ast.Load())
         # Only a name whose type the runtime may look at (types it never does are learnt as met).
-        looked = _either(*(_template("TYPE(X) not in UNPASSED", X=_name(n)) for _, names in calls for n in names))
-        if len(calls) == 1 and isinstance(callees.elts[0], ast.Name):
-            looked = ast.BoolOp(ast.And(), [looked, _template("QUIET.get(S, NOREF)() is not F", S=_clone(site),
-                                                              F=_clone(callees.elts[0]))])
+        # And, for one call of a plain name, not while that callee is the one that kept nothing here.
+        quiet = _clone(callees.elts[0]) if len(calls) == 1 and isinstance(callees.elts[0], ast.Name) \
+            else ast.Constant(None)
+        looked = ast.Call(_rt("PASSES"), [_clone(site), quiet, *(_name(n) for _, names in calls for n in names)], [])
         before = _guarded(stmt, _call_stmt("before", site, args, callees), test=looked)
         pairs = ast.Tuple([ast.Tuple([f, ast.Tuple([_name(n) for n in names], ast.Load())], ast.Load())
                            for f, (_, names) in zip(funcs, calls, strict=True)], ast.Load())
         after = _call_stmt("after", site, pairs, result if result is not None else ast.Constant(None))
-        return before, after, _template("S in PENDING", S=_clone(site))  # what before recorded
+        return before, after, _template("PENDED(S)", S=_clone(site))  # what before recorded
 
 
 def _callee(func: ast.expr, bound_here: set[str]) -> ast.expr:
@@ -778,7 +778,7 @@ def _watched(node: ast.expr) -> ast.expr:
 
 def _buffer(node: ast.expr) -> ast.expr:
     """An array or tensor (a view's write lands in its base's memory)."""
-    return _template("TYPE(X) in BUFFERS", X=node)
+    return _template("BUFFER(X)", X=node)
 
 
 def _names_temporaries(stmt: ast.stmt) -> bool:
@@ -1245,10 +1245,18 @@ def compile_marked(source: bytes | str, filename: str) -> types.CodeType:
     tree = ast.parse(source, filename=filename)
     try:
         code = _compile(mark(tree, module_base(filename, source)), filename)
-    except Exception:
-        code = compile(source, filename, "exec", dont_inherit=True)
+    except Exception as exc:
+        _unmarked(filename, exc)
+        return compile(source, filename, "exec", dont_inherit=True)  # not cached: told again next run
     markcache.store(entry, code)
     return code
+
+
+UNMARKED: dict[str, str] = {}  # a project file whose marking failed -> why: it ran as written (the summary says so)
+
+
+def _unmarked(filename: str, exc: BaseException) -> None:
+    UNMARKED[filename] = f"{type(exc).__name__}: {exc}"
 
 
 # -- marked code leaving the process ------------------------------------------------
@@ -1362,7 +1370,8 @@ def install(in_project: Callable[[str], bool]) -> None:
         if module_path and in_project(os.fspath(module_path)):
             try:  # kept only if it compiles: the module runs unmarked, never broken
                 _compile(mark(mod, module_base(os.fspath(module_path), source)), os.fspath(module_path))
-            except Exception:  # rare: pytest's rewrite once more, on a fresh tree
+            except Exception as exc:  # rare: pytest's rewrite once more, on a fresh tree
+                _unmarked(os.fspath(module_path), exc)
                 fresh = ast.parse(source, filename=os.fspath(module_path))
                 saved["rewrite_asserts"](fresh, source, module_path, config)
                 mod.body[:] = fresh.body
@@ -1386,7 +1395,8 @@ def install(in_project: Callable[[str], bool]) -> None:
         code = markcache.load(entry)
         if code is None:
             first, code = saved["_rewrite_test"](fn, config)
-            markcache.store(entry, code)
+            if path not in UNMARKED:  # an unmarked module is not cached: told again next run
+                markcache.store(entry, code)
             return first, code
         return importlib.util.source_hash(source), code  # the first is for pytest's pyc, not written
 

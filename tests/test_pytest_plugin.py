@@ -36,3 +36,29 @@ def test_the_finder_is_gone_after_the_session(pytester):
     pytester.makepyfile(test_empty="def test_empty():\n    pass\n")
     pytester.runpytest("--aliascheck", "-p", "no:cacheprovider").assert_outcomes(passed=1)
     assert [type(f).__name__ for f in sys.meta_path] == [type(f).__name__ for f in before]
+
+
+def test_a_module_whose_marking_fails_runs_as_written_and_the_summary_says_so(pytester: pytest.Pytester) -> None:
+    """A failure of the marking (an aliascheck bug) never breaks the user's module: it runs as
+    written, and the run's summary names it, with the reason, every run (it is not cached)."""
+    pytester.makefile(".toml", pyproject='[project]\nname = "unmarkable"\n')
+    pytester.makeconftest("""
+        import aliascheck.rewrite as rewrite
+
+        original = rewrite.mark
+
+        def mark(tree, base=None):
+            if "UNMARKABLE" in rewrite.ast.unparse(tree):
+                raise RecursionError("the marker's own bug")
+            return original(tree, base)
+
+        rewrite.mark = mark
+    """)
+    pytester.makepyfile(odd="UNMARKABLE = True\n\ndef keep(out, x):\n    out.append(x)\n    return out\n",
+                        test_odd="from odd import keep\n\ndef test_keep():\n    assert keep([], 1) == [1]\n")
+    for _ in range(2):
+        result = pytester.runpytest_subprocess("--aliascheck", "-p", "no:cacheprovider")
+        result.assert_outcomes(passed=1)
+        result.stdout.fnmatch_lines(["aliascheck: *odd.py ran unmarked, its keeps not looked at (the marking "
+                                     "failed: RecursionError: the marker's own bug); please report it"])
+        assert "test_odd.py ran unmarked" not in result.stdout.str()
