@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 PROBE = """
 import sys
+
+import pytest
 
 import aliascheck.ledger
 import aliascheck.session
