@@ -9,8 +9,6 @@ import pytest
 PROBE = """
 import sys
 
-import pytest
-
 import aliascheck.ledger
 import aliascheck.session
 
