@@ -274,6 +274,20 @@ buffer(PyObject *module, PyObject *obj)
 }
 
 static PyObject *
+buffer_or_watched(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || buffers == NULL) {
+        PyErr_SetString(PyExc_TypeError, "buffer_or_watched(value, keeper) after configure()");
+        return NULL;
+    }
+    int r = type_in(buffers, Py_TYPE(args[0]), 0);
+    if (r == 0) {
+        r = in_id_set(watched, args[1]);
+    }
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
+static PyObject *
 bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs < 1 || nargs > 2 || unbound == NULL) {
@@ -457,6 +471,8 @@ static PyMethodDef methods[] = {
     {"watch", watch, METH_O, "watch(ids): see aliascheck.gate"},
     {"unwatch", unwatch, METH_NOARGS, "unwatch(): see aliascheck.gate"},
     {"buffer", buffer, METH_O, "buffer(obj): see aliascheck.gate"},
+    {"buffer_or_watched", (PyCFunction)(void (*)(void))buffer_or_watched, METH_FASTCALL,
+     "buffer_or_watched(value, keeper): see aliascheck.gate"},
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL, "bind(value[, receiver]): see aliascheck.gate"},
     {"passes", (PyCFunction)(void (*)(void))passes, METH_FASTCALL, "passes(site, callee, *names): see aliascheck.gate"},
     {"pended", pended, METH_O, "pended(site): see aliascheck.gate"},

@@ -140,6 +140,12 @@ def buffer(obj: Any) -> bool:
     return _hashed_as_type(kind) and kind in _BUFFERS
 
 
+def buffer_or_watched(value: Any, keeper: Any) -> bool:
+    """:func:`buffer` of *value* or :func:`watching` *keeper*, in one call: a write into an array or
+    tensor, or into something recorded (``buffer_or_watched(x, x)`` after ``x.extend(...)``)."""
+    return buffer(value) or watching(keeper)
+
+
 def bind(value: Any, *receiver: Any) -> bool:
     """After ``name = call(...)`` (``name = obj.method(...)``: *receiver* is ``obj``), could
     :func:`aliascheck.boundary.bound` judge anything? Not for a type it learnt it never does, nor

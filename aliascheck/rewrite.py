@@ -134,10 +134,6 @@ def _clone(node: Any) -> Any:
     return new
 
 
-def _either(*tests: ast.expr) -> ast.expr:
-    return tests[0] if len(tests) == 1 else ast.BoolOp(ast.Or(), list(tests))
-
-
 def _text(node: ast.expr) -> str:
     """The source of *node* as the program wrote it (a temporary's catch left out)."""
     try:
@@ -540,7 +536,7 @@ class Marker(ast.NodeTransformer):
         elif _in_place(name) and not self._private(receiver):
             if isinstance(receiver, ast.Name):  # read again after the call: a name runs nothing
                 target = _name(receiver.id)
-                st.call("wrote", target, root, only=_either(_watched(target), _buffer(target)))
+                st.call("wrote", target, root, only=_written(target))
                 return
             # The bound method is caught, not its receiver: a temporary holding the receiver would add
             # a reference during the call (NumPy's resize refuses an array referred to twice); the
@@ -549,9 +545,8 @@ class Marker(ast.NodeTransformer):
             holder.func, method = st.catch(func)
             temp = self.temp()
             st.temps.append(temp)
-            first = _template("BUFFER(R)", R=ast.NamedExpr(ast.Name(temp, ast.Store()),
-                                                           _template("SELF(M)", M=method)))
-            st.call("wrote", _name(temp), root, only=_either(first, _watched(_name(temp))))
+            caught = ast.NamedExpr(ast.Name(temp, ast.Store()), _template("SELF(M)", M=method))
+            st.call("wrote", _name(temp), root, only=_template("BUFFER_OR_WATCHED(R, T)", R=caught, T=_name(temp)))
 
     def _assign(self, st: _Statement, stmt: ast.Assign | ast.AnnAssign) -> None:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -575,7 +570,7 @@ class Marker(ast.NodeTransformer):
                     continue
                 target.value, keeper = st.catch(target.value)
                 if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
-                    st.call("wrote", keeper, root, only=_either(_watched(keeper), _buffer(keeper)))
+                    st.call("wrote", keeper, root, only=_written(keeper))
                     continue
                 site = self._site(_text(target), "item" if isinstance(target, ast.Subscript) else "attr",
                                   (text, giver))
@@ -612,7 +607,7 @@ class Marker(ast.NodeTransformer):
             elif isinstance(elt, (ast.Attribute, ast.Subscript)) and not self._private(elt.value):
                 root = _root(elt.value)
                 elt.value, receiver = st.catch(elt.value)
-                st.call("wrote", receiver, root, only=_either(_watched(receiver), _buffer(receiver)))
+                st.call("wrote", receiver, root, only=_written(receiver))
 
     def _augmented(self, st: _Statement, stmt: ast.AugAssign) -> None:
         target = stmt.target
@@ -624,7 +619,7 @@ class Marker(ast.NodeTransformer):
             st.call("wrote", receiver, root, only=_watched(receiver))
         elif isinstance(target, ast.Name):  # ``sample -= mean``: an array's or tensor's memory, maybe a view's
             st.call("wrote", _name(target.id), _name(target.id),
-                    only=_either(_watched(_name(target.id)), _buffer(_name(target.id))))
+                    only=_written(_name(target.id)))
 
     @staticmethod
     def _value(st: _Statement, value: ast.expr) -> tuple[ast.expr, ast.expr, ast.expr]:
@@ -647,13 +642,13 @@ class Marker(ast.NodeTransformer):
         types a ``_Last`` holds itself); the same one, a history of one object, calls kept.
         """
         # A keeper the function made and has not let out is in no record: no write into it is looked at.
-        written = [] if private else [_watched(keeper)]
         # Neither an atom, a tuple of atoms nor a quiet dict or list (aliascheck.gate), or a write into
         # something recorded: one call, compiled where the install could.
         only: ast.expr = ast.Call(_rt("GATE"), [copy.copy(value), copy.copy(keeper),
                                                 *([ast.Constant(False)] if private else [])], [])
         if source == MADE:  # the project's own value: an array's memory, or a write into something recorded
-            only = _either(_buffer(value), *written)
+            only = _buffer(value) if private else _template("BUFFER_OR_WATCHED(V, K)", V=copy.copy(value),
+                                                                      K=copy.copy(keeper))
         if atom:  # an atom by the source: only a write into something recorded
             if private:
                 return
@@ -776,6 +771,11 @@ def _watched(node: ast.expr) -> ast.expr:
     return _template("WATCHING(X)", X=node)
 
 
+def _written(node: ast.expr) -> ast.expr:
+    """After an in-place write into *node*'s value: an array's or tensor's memory, or something recorded."""
+    return _template("BUFFER_OR_WATCHED(X, X)", X=node)
+
+
 def _buffer(node: ast.expr) -> ast.expr:
     """An array or tensor (a view's write lands in its base's memory)."""
     return _template("BUFFER(X)", X=node)
@@ -788,7 +788,9 @@ def _names_temporaries(stmt: ast.stmt) -> bool:
 
 
 def _calls(node: ast.expr) -> list[ast.Call]:
-    """The calls of an expression, outermost first, not those inside a lambda or a comprehension."""
+    """The calls an expression always makes, outermost first: not those inside a lambda or a
+    comprehension, nor those in a branch it may not take (``f(x) if key else x``, ``a or f(x)``),
+    whose names may be unbound when the statement runs (boltons' ``iterutils.redundant``)."""
     out: list[ast.Call] = []
     todo = [node]
     while todo:
@@ -797,7 +799,12 @@ def _calls(node: ast.expr) -> list[ast.Call]:
             continue
         if isinstance(current, ast.Call):
             out.append(current)
-        todo.extend(c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr))
+        if isinstance(current, ast.IfExp):
+            todo.append(current.test)
+        elif isinstance(current, ast.BoolOp):
+            todo.append(current.values[0])
+        else:
+            todo.extend(c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr))
     return out
 
 

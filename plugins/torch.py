@@ -66,6 +66,7 @@ def _transparent_to_dynamo() -> None:
         "keep": lambda value, keeper, watch=True, loop_site=None, site=0: False,
         "watching": lambda obj: False,
         "buffer": lambda obj: False,
+        "buffer_or_watched": lambda value, keeper: False,
         "bind": lambda value, *receiver: False,
         "passes": lambda site, callee, *names: False,
         "pended": lambda site: False,

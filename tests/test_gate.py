@@ -303,6 +303,7 @@ def test_the_call_gates_answer_alike(both: tuple[_State, _State]) -> None:
             impl.passes(7, None, 1, (2,)), impl.passes(7, None, 1, []), impl.passes(7, callee, []),
             impl.passes(7, other, []), impl.passes(8, callee, []), impl.passes(7, callee, _Odd()),
             impl.pended(9), impl.pended(8),
+            impl.buffer_or_watched(bytearray(), []), impl.buffer_or_watched([], []),
         ))
     assert answers[0] == answers[1] == (
         True, False, False,  # buffer: a bytearray is, a list is not, a type hashed by its metatype is not
@@ -310,4 +311,5 @@ def test_the_call_gates_answer_alike(both: tuple[_State, _State]) -> None:
         False, True, False,  # passes: learnt types only no; the callee that kept nothing here no
         True, True, False,  # another callee, another site yes; an odd type is never hashed: learnt no
         True, False,  # pended
+        True, False,  # buffer_or_watched: an array's memory; neither a buffer nor watched
     )

@@ -839,3 +839,27 @@ def resized_after_a_keep_let_go() -> tuple[int, int]:
     weak = weakref.getweakrefcount(array)
     array.resize(8)
     return weak, array.shape[0]
+
+
+def keyed(src, key=None):
+    """boltons' ``iterutils.redundant``: a name bound only on one branch, called only on that branch."""
+    if key is not None:
+        key_func = key
+    out = []
+    for i in src:
+        k = key_func(i) if key else i
+        out.append(k)
+    return out
+
+
+def keyed_or(src, key=None):
+    if key is not None:
+        key_func = key
+    return [key is None or key_func(i) for i in src]
+
+
+def first_or_called(items, make=None):
+    if make is not None:
+        build = make
+    got = items and items[0] or build(items)
+    return got

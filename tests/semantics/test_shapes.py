@@ -227,3 +227,13 @@ def test_yield_of_an_item_reads_it_once() -> None:
 def test_yield_of_a_view_is_the_view() -> None:
     seen = [(type(v).__name__, float(v[0]), v.base is not None) for v in p.yield_views(3)]
     assert seen == [("ndarray", 0.0, True), ("ndarray", 1.0, True), ("ndarray", 2.0, True)]
+
+
+def test_a_call_on_a_branch_not_taken_reads_nothing() -> None:
+    """``k = key_func(i) if key else i`` with ``key_func`` bound only when a key is given: nothing is
+    read before the statement that the statement itself does not read (it raised UnboundLocalError)."""
+    assert p.keyed([[1], [2]]) == [[1], [2]]
+    assert p.keyed([[1]], key=len) == [1]
+    assert p.keyed_or([[1]]) == [True]
+    assert p.first_or_called([[1]]) == [1]
+    assert p.first_or_called([], make=lambda items: ["made"]) == ["made"]
