@@ -749,12 +749,17 @@ class Marker(ast.NodeTransformer):
         # And, for one call of a plain name, not while that callee is the one that kept nothing here.
         quiet = _clone(callees.elts[0]) if len(calls) == 1 and isinstance(callees.elts[0], ast.Name) \
             else ast.Constant(None)
-        looked = ast.Call(_rt("PASSES"), [_clone(site), quiet, *(_name(n) for _, names in calls for n in names)], [])
+        # The answer is kept in a temporary: when nothing was looked at before, nothing is asked after.
+        flag = self.temp()
+        st.temps.append(flag)
+        looked = ast.NamedExpr(ast.Name(flag, ast.Store()), ast.Call(
+            _rt("PASSES"), [_clone(site), quiet, *(_name(n) for _, names in calls for n in names)], []))
         before = _guarded(stmt, _call_stmt("before", site, args, callees), test=looked)
         pairs = ast.Tuple([ast.Tuple([f, ast.Tuple([_name(n) for n in names], ast.Load())], ast.Load())
                            for f, (_, names) in zip(funcs, calls, strict=True)], ast.Load())
         after = _call_stmt("after", site, pairs, result if result is not None else ast.Constant(None))
-        return before, after, _template("PENDED(S)", S=_clone(site))  # what before recorded
+        # what before recorded
+        return before, after, ast.BoolOp(ast.And(), [_name(flag), _template("PENDED(S)", S=_clone(site))])
 
 
 def _callee(func: ast.expr, bound_here: set[str]) -> ast.expr:
