@@ -22,7 +22,7 @@ static PyObject *one = NULL;  /* a SEEN entry's repeat */
 /* A filter in front of the watched set: a clear bit says an object is not watched without building
  * its id as an int (a hot loop asks about objects nobody watches). Set through watch(), cleared with
  * the set by unwatch(); a set bit sends the question to the set itself. */
-#define FILTER_BITS (1u << 16)
+#define FILTER_BITS (1u << 20)  /* 128 KiB: a test holding a 40k-node graph watches ~200k ids */
 static uint64_t filter[FILTER_BITS / 64];
 
 static size_t

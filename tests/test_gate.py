@@ -85,11 +85,14 @@ def test_watching_is_answered_alike_through_the_filter(both: tuple[_State, _Stat
     """The compiled gate asks a bitmap of addresses before the set: an object nobody watches is told
     so without an int being built, a watched one is found, and one whose address shares a watched
     one's bit is still told apart by the set itself."""
-    objects = [[] for _ in range(5000)]  # more addresses than the filter has bits to spare: collisions
+    objects = [[] for _ in range(5000)]
     for state in both:
         state.impl.unwatch()
         state.impl.watch(id(o) for o in objects[::2])
         assert state.watched == {id(o) for o in objects[::2]}
+        # An id on the same bit as an unwatched object (the compiled filter's 1 << 20 bits, 16-byte
+        # granules): the filter says maybe, the set says no.
+        state.impl.watch(id(o) + (1 << 24) for o in objects[1::2])
         assert [state.impl.watching(o) for o in objects] == [i % 2 == 0 for i in range(len(objects))]
         state.impl.unwatch()
         assert not state.watched and not any(state.impl.watching(o) for o in objects)
