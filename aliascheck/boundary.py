@@ -469,8 +469,25 @@ def yielded(value: Any, site: int) -> None:
     consumer's list). A finding names the holder (one heap scan) and is blamed at the yield."""
     if not _on or guard.busy():
         return
+    _handed_again(value, site, sys._getframe(1), "yield")
+
+
+def returned(value: Any, site: int) -> Any:
+    """The project's function is about to return *value*, an array or tensor (``return buf``,
+    ``return self.obs``, an item of ``return self.obs, reward``: :meth:`aliascheck.rewrite.Marker.
+    _return`); returns it unchanged. The rule of :func:`yielded`, for a function that returns one
+    buffer it refills (an environment's ``step``, a dataset's ``__getitem__``): one more reference
+    than at its first return is the caller's name for the last one; two or more are keepers."""
+    try:
+        if _on and not guard.busy():
+            _handed_again(value, site, sys._getframe(1), "return")
+    except Exception:  # aliascheck's own failure never reaches the function
+        pass
+    return value
+
+
+def _handed_again(value: Any, site: int, producer: Any, verb: str) -> None:
     t = _test
-    producer = sys._getframe(1)
     code = id(producer.f_code)
     key = id(value)
     refs = sys.getrefcount(value)
@@ -486,24 +503,31 @@ def yielded(value: Any, site: int) -> None:
     refilled = t.written.get(key, -1) >= epoch and t.writers.get(key) == code
     if not refilled or refs - baseline < 2 or site in t.flagged or _ledger is None:
         return
-    if _marked_loop(producer.f_back):
+    if verb == "yield" and _marked_loop(producer.f_back):
         return  # a loop of the project's consumes it: its keeps are judged where they are (rule Kept)
     holders = [r for r in gc.get_referrers(value) if type(r) in _HOLDERS]
     if not holders:
         return
+
+    def held(h: Any) -> tuple[int, bool]:  # the most copies; a collection before a dict (an instance's own)
+        return sum(1 for v in (h.values() if type(h) is dict else h) if v is value), type(h) is not dict
+
+    holder = max(holders, key=held)
+    count = held(holder)[0]
+    if verb == "return" and count < 2:
+        return  # one slot holding the latest (``latest["obs"] = env.step(a)``), not a history: not yet
     t.flagged.add(site)
-    holder = max(holders, key=lambda h: sum(1 for v in (h.values() if type(h) is dict else h) if v is value))
-    count = sum(1 for v in (holder.values() if type(holder) is dict else holder) if v is value)
     name = _sites[site][0]
     function = _extras.get(site) or "a generator"
     what = _type_name(value).rpartition(".")[2]
     where = capture(2)
-    change = Change("[*]", "", "", "changed", f"refilled by {function}() after it was yielded, then yielded again")
+    done = "yielded" if verb == "yield" else "returned"
+    change = Change("[*]", "", "", "changed", f"refilled by {function}() after it was {done}, then {done} again")
     _ledger.report("kept", [change], owner=_type_name(value), label=f"a {type(holder).__name__}",
-                   check="yield", site=where.site, stack=where.stack, thread=threading.current_thread().name,
-                   hint=f"yield a copy: yield {name}.copy()", origin=_line(where),
+                   check=verb, site=where.site, stack=where.stack, thread=threading.current_thread().name,
+                   hint=f"{verb} a copy: {verb} {name}.copy()", origin=_line(where),
                    shares=(f"one live {what} {count} times" if count > 1 else f"a live {what}")
-                   + f" (yielded by {function}())")
+                   + f" ({done} by {function}())")
 
 
 # -- runtime shallow copies: a task's context ---------------------------------------------

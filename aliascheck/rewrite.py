@@ -274,6 +274,7 @@ class Marker(ast.NodeTransformer):
         self.given: dict[str, tuple[str, int]] = {}
         self.module_names: frozenset[str] = frozenset()  # what the module binds (a builtin shadowed)
         self.containers: frozenset[str] = frozenset()  # module names bound only to collections' containers
+        self.returning = False  # in a plain function, whose returns of a buffer are looked at
         self.atoms: frozenset[str] = frozenset()  # the function's names that only ever hold atoms
         self.shadowed: frozenset[str] = frozenset()  # the names the module and the function bind
         # Locals bound to a container the function just made and has not let out since (at the
@@ -304,6 +305,11 @@ class Marker(ast.NodeTransformer):
         saved_shadowed, self.shadowed = self.shadowed, self.module_names | _binders(nodes)
         saved_private, self.private = self.private, frozenset()
         saved_closed, self.closed = self.closed, _closed_names(everything, nodes)
+        # A plain function's returns of an array or tensor are told to the runtime (_return); not a
+        # generator's (a yield is), nor a state method's (the handover model's).
+        saved_returning, self.returning = self.returning, (
+            isinstance(node, ast.FunctionDef) and node.name not in STATE_NAMES | LOAD_NAMES
+            and not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes))
         args = node.args
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
             self.given[arg.arg] = ("", -2)  # a parameter: the caller decides where it came from
@@ -315,6 +321,7 @@ class Marker(ast.NodeTransformer):
         finally:
             self.given, self.scope, self.atoms, self.shadowed = saved, saved_scope, saved_atoms, saved_shadowed
             self.private, self.closed, self.function = saved_private, saved_closed, saved_function
+            self.returning = saved_returning
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -468,6 +475,8 @@ class Marker(ast.NodeTransformer):
             self._assign(st, stmt)
         elif isinstance(stmt, ast.AugAssign):
             self._augmented(st, stmt)
+        elif isinstance(stmt, ast.Return) and self.returning and stmt.value is not None:
+            self._return(st, stmt)
         passes = self._passes(stmt, st)  # last: the others look at the calls as written
         if passes is not None:
             st.after.append(_guarded(None, passes[1], test=passes[2]))
@@ -492,6 +501,35 @@ class Marker(ast.NodeTransformer):
         site = self._site(name, "yield", self.function)
         return _guarded(stmt, _call_stmt("yielded", _name(name), ast.Constant(site)),
                         test=_template("BUFFER(X)", X=_name(name)))
+
+    def _return(self, st: _Statement, stmt: ast.Return) -> None:
+        """``return name``, ``return self.obs`` and such items of a returned tuple (``return self.obs,
+        reward, done``) in a plain function: each is handed to the runtime on its way out when it is
+        an array or tensor, ``(returned(@t, site) if BUFFER(@t := self.obs) else @t)``: evaluated
+        once, in its place, and returned unchanged (a name is read again, it runs nothing). The
+        rule of the generator's yield, for a function that returns one buffer it refills."""
+        value = stmt.value
+        parts = value.elts if isinstance(value, ast.Tuple) else [value]
+        for i, part in enumerate(parts):
+            caught: ast.expr
+            if isinstance(part, ast.Name) and not (part.id.startswith("@") or part.id in self.atoms
+                                                   or self._private(part)):
+                caught, again = _name(part.id), _name(part.id)
+            elif isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name):
+                temp = self.temp()
+                st.temps.append(temp)
+                caught, again = ast.NamedExpr(ast.Name(temp, ast.Store()), part), _name(temp)
+            else:
+                continue
+            site = self._site(_text(part), "return", self.function)
+            told = ast.Call(_rt("returned"), [again, ast.Constant(site)], [])
+            wrapped = ast.IfExp(_template("BUFFER(X)", X=caught), told, copy.copy(again))
+            ast.copy_location(wrapped, part)
+            ast.fix_missing_locations(wrapped)
+            if isinstance(value, ast.Tuple):
+                value.elts[i] = wrapped
+            else:
+                stmt.value = wrapped
 
     def _yield_view(self, stmt: ast.stmt) -> None:
         """``yield name[...]`` (a view of an array or tensor) in the project's generator: the view is

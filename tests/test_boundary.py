@@ -1326,6 +1326,97 @@ def test_a_project_generators_reused_buffer_is_a_change_for_its_keeper(pytester:
         "*yield a copy: yield buf.copy()*"], consecutive=False)
 
 
+PROJECT_RETURNS = """
+    import numpy as np
+
+    class Env:
+        def __init__(self):
+            self.obs, self.t = np.zeros(3), 0
+
+        def step(self, action):  # one observation buffer, refilled at each step (dm_control#34)
+            self.t += 1
+            self.obs[:] = self.t
+            return self.obs, float(self.t), self.t >= 4
+
+        def step_copied(self, action):
+            self.t += 1
+            self.obs[:] = self.t
+            return self.obs.copy(), float(self.t), self.t >= 4
+
+    class Frames:
+        def __init__(self):
+            self.buf = np.zeros(2)
+
+        def __getitem__(self, i):
+            buf = self.buf
+            buf[:] = i
+            return buf
+
+    TABLE = np.arange(4.0)
+
+    def table():
+        return TABLE  # the same array each time, never written: a handle, not a history
+
+    def test_rollout_keeps_live_observations():
+        env, history, done = Env(), [], False
+        while not done:
+            obs, reward, done = env.step(0)
+            history.append(obs)
+        assert len(history) == 4
+
+    def test_dataset_items_in_a_comprehension():
+        ds = Frames()
+        items = [ds[i] for i in range(4)]
+        assert len(items) == 4
+
+    def test_rollout_of_copies():
+        env, history, done = Env(), [], False
+        while not done:
+            obs, reward, done = env.step_copied(0)
+            history.append(obs)
+        assert [o[0] for o in history] == [1.0, 2.0, 3.0, 4.0]
+
+    def test_rollout_copied_by_the_consumer():
+        env, history, done = Env(), [], False
+        while not done:
+            obs, reward, done = env.step(0)
+            history.append(obs.copy())
+        assert [o[0] for o in history] == [1.0, 2.0, 3.0, 4.0]
+
+    def test_dataset_items_used_one_at_a_time():
+        ds, total = Frames(), 0.0
+        for i in range(4):
+            total += float(ds[i].sum())
+        assert total == 12.0
+
+    def test_latest_observation_in_one_slot():
+        env, latest, done = Env(), {}, False
+        while not done:
+            latest["obs"], reward, done = env.step(0)
+        assert latest["obs"][0] == 4.0
+
+    def test_a_table_returned_again_and_kept():
+        kept = [table() for _ in range(4)]
+        assert all(k is TABLE for k in kept)
+"""
+
+
+def test_a_project_functions_reused_buffer_is_a_change_for_its_keeper(pytester: pytest.Pytester) -> None:
+    """The generator's rule for a plain function that returns one buffer it refills (an environment's
+    ``step``, a dataset's ``__getitem__``; dm_control#34 "returned observations will be mutated when the
+    environment steps"): a collection holding the buffer twice when it is refilled and returned again
+    is flagged at the return. Copies (by the function or the consumer), one item used at a time, one
+    slot holding the latest, and an array returned again but never written stay clean."""
+    result = run(pytester, PROJECT_RETURNS)
+    assert flagged(result) == {"test_rollout_keeps_live_observations", "test_dataset_items_in_a_comprehension"}
+    assert len(outcomes(result)) == 7
+    result.stdout.fnmatch_lines([
+        "*a list holds one live ndarray 2 times (returned by step()), changed after it was kept: [[]*[]]: refilled "
+        "by step() after it was returned, then returned again*",
+        "*return a copy: return self.obs.copy()*"], consecutive=False)
+    result.stdout.fnmatch_lines(["*return a copy: return buf.copy()*"])
+
+
 def test_a_project_modules_function_called_by_attribute_is_known_before_the_call(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """``helper.work(xs)``: the callee is read from the module's dict (no ``__getattr__``), so a call

@@ -863,3 +863,17 @@ def first_or_called(items, make=None):
         build = make
     got = items and items[0] or build(items)
     return got
+
+
+def return_prop(obj: Counted) -> object:
+    """A function's ``return obj.prop``: the property runs once, its value is what is returned."""
+    return obj.prop
+
+
+def return_prop_in_a_tuple(obj: Counted, n: int) -> tuple[object, int]:
+    return obj.prop, n
+
+
+def return_buffer(holder: Counted) -> object:
+    buf = holder.prop
+    return buf

@@ -237,3 +237,17 @@ def test_a_call_on_a_branch_not_taken_reads_nothing() -> None:
     assert p.keyed_or([[1]]) == [True]
     assert p.first_or_called([[1]]) == [1]
     assert p.first_or_called([], make=lambda items: ["made"]) == ["made"]
+
+
+def test_a_return_reads_its_value_once() -> None:
+    """``return obj.prop`` and ``return obj.prop, n`` (told to the runtime when an array or tensor):
+    the property runs once, the very object is returned, and nothing stays bound in the frame."""
+    import numpy as np
+
+    obj = p.Counted(np.zeros(2))
+    assert p.return_prop(obj) is obj._value
+    assert p.return_prop_in_a_tuple(obj, 3) == (obj._value, 3)
+    assert p.return_buffer(obj) is obj._value
+    assert obj.reads == 3
+    plain = p.Counted([1])
+    assert p.return_prop(plain) is plain._value and plain.reads == 1
