@@ -1169,29 +1169,14 @@ def test_what_a_hot_loop_asks_nothing_about() -> None:
     anyone's live state; a deque, dict or list the function made (``collections``' names imported
     as such, builtins not rebound) is private; an item taken back out of a private container was
     looked at as it went in. Each has a twin that is still asked about."""
-    marked = _marked_text('''
-        from collections import deque
-
-        def bfs(graph, start):
-            seen = {start: 0}
-            queue = deque([start])
-            order = []
-            while queue:
-                node = queue.popleft()
-                order.append(node)
-                for nxt in graph[node]:
-                    if nxt not in seen:
-                        seen[nxt] = seen[node] + 1
-                        queue.append(nxt)
-            return order, seen
-
+    bfs = _marked_text(_benchmark().BFS)["bfs"]  # the benchmark's own BFS
+    shared = _marked_text('''
         def shared(seen, node, nxt, queue):
             seen[nxt] = seen[node] + 1
             seen[node] = seen[nxt] * 2
             node = queue.popleft()
             return node
-    ''')
-    bfs, shared = marked["bfs"], marked["shared"]
+    ''')["shared"]
     assert "bound(node" not in bfs and "seen[nxt] = seen[node] + 1\n" in bfs  # no temporary, no call
     assert "GATE(nxt, queue, False" in bfs and "GATE(node, order, False)" in bfs  # values still asked about
     assert "WATCHING(seen)" in shared  # a write into a parameter's dict: a write into something recorded?
