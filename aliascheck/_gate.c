@@ -287,6 +287,23 @@ buffer_or_watched(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
+/* A returned array or tensor something besides the function's own name refers to (an attribute, a
+ * global, a closure): one the function may return again. The caller's name or temporary and the
+ * call's argument: 2 for a new one. */
+static PyObject *
+returning(PyObject *module, PyObject *value)
+{
+    if (buffers == NULL) {
+        PyErr_SetString(PyExc_TypeError, "returning(value) after configure()");
+        return NULL;
+    }
+    if (Py_REFCNT(value) <= 2) {
+        Py_RETURN_FALSE;
+    }
+    int r = type_in(buffers, Py_TYPE(value), 0);
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
 static PyObject *
 bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -473,6 +490,7 @@ static PyMethodDef methods[] = {
     {"buffer", buffer, METH_O, "buffer(obj): see aliascheck.gate"},
     {"buffer_or_watched", (PyCFunction)(void (*)(void))buffer_or_watched, METH_FASTCALL,
      "buffer_or_watched(value, keeper): see aliascheck.gate"},
+    {"returning", returning, METH_O, "returning(value): see aliascheck.gate"},
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL, "bind(value[, receiver]): see aliascheck.gate"},
     {"passes", (PyCFunction)(void (*)(void))passes, METH_FASTCALL, "passes(site, callee, *names): see aliascheck.gate"},
     {"pended", pended, METH_O, "pended(site): see aliascheck.gate"},

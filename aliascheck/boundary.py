@@ -451,7 +451,7 @@ _gates: Any = gate._compiled if gate.COMPILED else gate
 for _configured in {gate, _gates}:
     _configured.configure(ATOMS, BUFFERS, WATCHED, FED, HELD, SEEN, _Last, QUIET_WIDTH, generator_loop)
 GATE, SELF, WATCHING, BUFFER, loop = _gates.keep, _gates.receiver, _gates.watching, _gates.buffer, _gates.loop
-BUFFER_OR_WATCHED = _gates.buffer_or_watched
+BUFFER_OR_WATCHED, RETURNING = _gates.buffer_or_watched, _gates.returning
 
 
 # What may hold a yielded buffer for a consumer: a library's list under construction (list(gen),

@@ -146,6 +146,14 @@ def buffer_or_watched(value: Any, keeper: Any) -> bool:
     return buffer(value) or watching(keeper)
 
 
+def returning(value: Any, _getrefcount: Any = sys.getrefcount) -> bool:
+    """``return value``: an array or tensor that something besides the function's own name refers
+    to (an attribute, a global, a closure), one it may return again? A new one is never asked about.
+    The caller's name or temporary, this frame's, getrefcount's argument: 3 for a new one (the
+    compiled gate counts 2)."""
+    return _getrefcount(value) > 3 and buffer(value)
+
+
 def bind(value: Any, *receiver: Any) -> bool:
     """After ``name = call(...)`` (``name = obj.method(...)``: *receiver* is ``obj``), could
     :func:`aliascheck.boundary.bound` judge anything? Not for a type it learnt it never does, nor

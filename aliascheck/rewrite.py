@@ -505,8 +505,9 @@ class Marker(ast.NodeTransformer):
     def _return(self, st: _Statement, stmt: ast.Return) -> None:
         """``return name``, ``return self.obs`` and such items of a returned tuple (``return self.obs,
         reward, done``) in a plain function: each is handed to the runtime on its way out when it is
-        an array or tensor, ``(returned(@t, site) if BUFFER(@t := self.obs) else @t)``: evaluated
-        once, in its place, and returned unchanged (a name is read again, it runs nothing). The
+        an array or tensor something else refers to too, ``(returned(@t, site) if RETURNING(@t :=
+        self.obs) else @t)``: evaluated once, in its place, and returned unchanged (a name is read
+        again, it runs nothing). A new array (``y = x * 2; return y``) is never asked about. The
         rule of the generator's yield, for a function that returns one buffer it refills."""
         value = stmt.value
         parts = value.elts if isinstance(value, ast.Tuple) else [value]
@@ -523,7 +524,7 @@ class Marker(ast.NodeTransformer):
                 continue
             site = self._site(_text(part), "return", self.function)
             told = ast.Call(_rt("returned"), [again, ast.Constant(site)], [])
-            wrapped = ast.IfExp(_template("BUFFER(X)", X=caught), told, copy.copy(again))
+            wrapped = ast.IfExp(_template("RETURNING(X)", X=caught), told, copy.copy(again))
             ast.copy_location(wrapped, part)
             ast.fix_missing_locations(wrapped)
             if isinstance(value, ast.Tuple):

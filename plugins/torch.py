@@ -67,6 +67,7 @@ def _transparent_to_dynamo() -> None:
         "watching": lambda obj: False,
         "buffer": lambda obj: False,
         "buffer_or_watched": lambda value, keeper: False,
+        "returning": lambda value: False,
         "bind": lambda value, *receiver: False,
         "passes": lambda site, callee, *names: False,
         "pended": lambda site: False,

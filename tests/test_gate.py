@@ -316,3 +316,18 @@ def test_the_call_gates_answer_alike(both: tuple[_State, _State]) -> None:
         True, False,  # pended
         True, False,  # buffer_or_watched: an array's memory; neither a buffer nor watched
     )
+
+
+def test_returning_asks_only_about_an_array_something_else_holds(both: tuple[_State, _State]) -> None:
+    """``return y`` of a new array (only the function's name refers to it) is never handed to the
+    runtime; one an attribute or a collection also holds (``return self.obs``) is. Asked as the
+    marked code asks: a local name passed on."""
+    answers = []
+    for state in both:
+        kept = bytearray(4)
+        holder = [kept]  # an attribute's or a global's reference, as it were
+        fresh = bytearray(4)
+        new, held, other = state.impl.returning(fresh), state.impl.returning(kept), state.impl.returning([1])
+        answers.append((new, held, other))
+        del holder
+    assert answers[0] == answers[1] == (False, True, False)
