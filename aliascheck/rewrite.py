@@ -302,7 +302,10 @@ class Marker(ast.NodeTransformer):
         nodes = _scope_nodes(node.body)  # walked once each: the analyses below read them
         everything = list(ast.walk(node))
         saved_atoms, self.atoms = self.atoms, atom_names(node, self.module_names, nodes, everything)
-        saved_shadowed, self.shadowed = self.shadowed, self.module_names | _binders(nodes)
+        own = _binders(nodes)
+        saved_shadowed, self.shadowed = self.shadowed, self.module_names | own
+        # collections' names the function (or an enclosing one) does not bind again itself
+        saved_containers, self.containers = self.containers, self.containers - own
         saved_private, self.private = self.private, frozenset()
         saved_closed, self.closed = self.closed, _closed_names(everything, nodes)
         # A plain function's returns of an array or tensor are told to the runtime (_return); not a
@@ -321,7 +324,7 @@ class Marker(ast.NodeTransformer):
         finally:
             self.given, self.scope, self.atoms, self.shadowed = saved, saved_scope, saved_atoms, saved_shadowed
             self.private, self.closed, self.function = saved_private, saved_closed, saved_function
-            self.returning = saved_returning
+            self.returning, self.containers = saved_returning, saved_containers
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -1025,14 +1028,14 @@ def atom_names(func: ast.FunctionDef | ast.AsyncFunctionDef, module: frozenset[s
 def _fresh_expr(node: ast.expr, atoms: frozenset[str], shadowed: frozenset[str],
                 containers: frozenset[str] = frozenset()) -> bool:
     """A new container the expression itself makes: a display, a comprehension, ``[0.0] * n``, a
-    container type called (``list(xs)``, ``deque([start])``: a builtin's name the module does not
-    bind, or one of *containers*, the names it binds only by importing them from :mod:`collections`)."""
+    container type called (``list(xs)``, ``deque([start])``: a builtin's name neither the module nor
+    the function binds, or one of *containers*, the names the module binds only by importing them
+    from :mod:`collections` and the function does not bind again)."""
     if isinstance(node, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp)):
         return True
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         name = node.func.id
-        return name in containers and name not in shadowed - containers or (
-            name in _BUILTIN_CONTAINERS and name not in shadowed)
+        return name in containers or name in _BUILTIN_CONTAINERS and name not in shadowed
     return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
             and (isinstance(node.left, ast.List) and _atom_expr(node.right, atoms, shadowed)
                  or isinstance(node.right, ast.List) and _atom_expr(node.left, atoms, shadowed)))

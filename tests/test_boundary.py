@@ -1194,6 +1194,16 @@ def test_what_a_hot_loop_asks_nothing_about() -> None:
             deque = list
     ''')["f"]
     assert "wrote(queue" in rebound  # the module binds deque otherwise too: not known to be new
+    local = _marked_text('''
+        from collections import deque
+
+        def f(lib):
+            deque = lib.deque
+            queue = deque()
+            queue.extend(lib.items())
+            return queue
+    ''')["f"]
+    assert "wrote(queue" in local  # the function binds deque itself: not known to be new
 
 
 # -- who wrote it, for whom: the project's own generator ---------------------------------
