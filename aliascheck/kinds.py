@@ -82,6 +82,7 @@ CHECKS: dict[str, str] = {
     "receive": "the receiver taking the message (get, the thread or work item starting, loads)",
     "receive-shared": "another receiver of the same message, after one had taken it (or teardown)",
     "serialise": "the worker serialising (torch.save, pickle.dump) while it runs the call it was handed",
+    "save": "serialising it (torch.save, pickle.dump): what is written is the state as it is then",
     "context": "the task or thread reading a value its context copy shares, changed after the copy was made",
     "feed": "the feeder thread pickling the message",
     "sync": "the sender's next receive (a reply, a result): it may change the message after that",

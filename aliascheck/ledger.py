@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
 MAX_PATHS = 20  # changed paths reported per snapshot; the rest are counted
 MAX_TEXT = 200  # characters of a value shown in a finding
+_CHECKPOINTS = (dict, list, tuple)  # what a checkpoint is built as, subclasses too (OrderedDict)
 PRUNE_AT = 1024  # records kept before the first sweep for snapshots nobody holds any more
 _UNSET = (None, 0)  # a parts entry that is not there
 ADOPT_BYTES = 64 * 1024  # a loaded state's fingerprint detail up to which what its node adopted is noted
@@ -515,6 +516,30 @@ class Ledger:
             rec = self.records.get(id(obj))
             if rec is not None and rec.obj is obj:
                 del self.records[id(obj)]
+
+    def saved(self, obj: Any) -> None:
+        """*obj* is being serialised (``torch.save``, ``pickle.dump``/``dumps``): the file holds the state
+        as it is now. A snapshot a state method handed over, inside it or itself, is judged then (rule
+        *Saved*): a checkpoint of ``best = model.state_dict()`` written after training went on holds the
+        last weights. Loaded states are not judged here (what a load kept is the loading node's). Never
+        raises: aliascheck's own failure must not break the user's save."""
+        if not self.recording or not self.records or os.getpid() != self.pid:
+            return
+        try:
+            rec = self.records.get(id(obj))
+            if rec is not None and rec.obj is obj:
+                found = [rec]
+            elif issubclass(type(obj), _CHECKPOINTS):  # a checkpoint dict holding one, 3 levels down (ids at C speed)
+                recorded = self.records.keys()
+                parts = probe.reachable(obj, 3)
+                found = [self.records[key] for key in set(filter(recorded.__contains__, map(id, parts)))]
+            else:
+                return
+            for rec in found:
+                if rec.kind not in LOAD_METHODS and not rec.flagged:
+                    self.verify(rec.obj, "save")
+        except Exception as exc:  # pragma: no cover - aliascheck's own bug
+            judge.internal(self, "save", exc)
 
     def recorded(self, obj: Any) -> bool:
         """Whether *obj* itself has a record now."""

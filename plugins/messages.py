@@ -92,6 +92,7 @@ from aliascheck.plugins.message_log import (
 )
 
 import aliascheck.judge as judge
+import aliascheck.ledger as _ledger
 import aliascheck.mutability as mutability
 import aliascheck.records as records
 import aliascheck.sites as sites
@@ -422,6 +423,8 @@ def _dumps(original: Any) -> Any:
     def dumps(*args: Any, **kwargs: Any) -> Any:
         if message_log._serialising or message_log._taken_parts:
             message_log.serialised(args[0] if args else kwargs.get("obj"))
+        if (current := _ledger.current) is not None:  # a state method's snapshot, written now (*Saved*)
+            current.saved(args[0] if args else kwargs.get("obj"))
         callback = kwargs.get("buffer_callback")
         if callback is None or (led := _recording()) is None:
             return original(*args, **kwargs)

@@ -4,7 +4,8 @@
 (pytorch/pytorch#34765): sharing alone is never reported, so the alias probe is
 off for these owners. What is reported is a *change*: a kept state dict that
 comes back through ``load_state_dict`` changed since it was taken (the
-``best = model.state_dict()`` mistake), or what was loaded being written into
+``best = model.state_dict()`` mistake) or is written by ``torch.save``/``pickle.dump`` after its
+owner changed it (the saved "best" checkpoint holds the last weights), or what was loaded being written into
 afterwards (``load_state_dict(sd, assign=True)`` keeps the caller's tensors;
 pytorch/rl#3966). Fingerprints hash tensor bytes in place: no copy of a parameter.
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 import torch
 
+import aliascheck.ledger as ledger
 from aliascheck.discovery import subclasses, watch_all
 from aliascheck.hookspecs import hookimpl
 from aliascheck.instrument import instrument, patch, undo_all
@@ -86,14 +88,18 @@ def _transparent_to_dynamo() -> None:
 
 def _saving(original: Any) -> Any:
     """``torch.save``: a worker thread serialising what it was handed (a background checkpoint writer)
-    has the tensors judged against the hand-off first (the messages adapter's late serialisation)."""
+    has the tensors judged against the hand-off first (the messages adapter's late serialisation); a
+    snapshot a state method handed over is judged as it is written (rule *Saved*)."""
 
     @functools.wraps(original)
     def save(*args: Any, **kwargs: Any) -> Any:
         # Not imported: no message was recorded, nothing is being serialised late (a child process).
+        obj = args[0] if args else kwargs.get("obj")
         log = sys.modules.get("aliascheck.plugins.message_log")
         if log is not None and (log._serialising or log._taken_parts):
-            log.serialised(args[0] if args else kwargs.get("obj"))
+            log.serialised(obj)
+        if (led := ledger.current) is not None:
+            led.saved(obj)
         return original(*args, **kwargs)
 
     return save

@@ -138,6 +138,110 @@ def test_tensors_are_followed_by_identity_into_a_shallow_copy(pytester):
     ])
 
 
+
+SAVED = """
+import copy
+import io
+import pickle
+
+import torch
+
+
+class Trainer:
+    def __init__(self, keep):
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.5, momentum=0.9)
+        self.keep, self.best = keep, None
+
+    def step(self):
+        self.model(torch.ones(2, 3)).sum().backward()
+        self.opt.step()
+
+    def fit(self, save):
+        for epoch in range(3):
+            self.step()
+            if epoch == 0:
+                self.best = self.keep(self.model.state_dict())
+        return save(self.best)
+
+
+def to_torch(state):
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    return buf.getvalue()
+
+
+def in_checkpoint(state):
+    buf = io.BytesIO()
+    torch.save({"model": state, "epoch": 0}, buf)
+    return buf.getvalue()
+
+
+def live(state):
+    return state
+
+
+def test_best_saved_after_training():  # the file holds the last weights
+    Trainer(live).fit(to_torch)
+
+
+def test_best_inside_a_checkpoint_saved_after_training():
+    Trainer(live).fit(in_checkpoint)
+
+
+def test_optimizer_state_pickled_after_more_steps():
+    t = Trainer(live)
+    t.step()
+    state = t.opt.state_dict()
+    t.step()
+    pickle.dumps(state)
+
+
+def test_best_copied_then_saved():
+    Trainer(copy.deepcopy).fit(to_torch)
+
+
+def test_saved_at_once_each_epoch():
+    t = Trainer(live)
+    for _ in range(3):
+        t.step()
+        to_torch(t.model.state_dict())
+        in_checkpoint(t.model.state_dict())
+        pickle.dumps(t.opt.state_dict())
+
+
+def save_now(t):
+    state = t.model.state_dict()
+    state["note"] = "epoch 0"  # the holder's own key: not a change of live state
+    return to_torch(state)
+
+
+def test_saved_before_training_goes_on():
+    t = Trainer(live)
+    save_now(t)
+    t.step()
+"""
+
+
+def test_a_snapshot_serialised_after_its_owner_changed_it(pytester):
+    pytester.makepyfile(test_saved=SAVED)
+    result = pytester.runpytest("--aliascheck", "--aliascheck-report=r.json", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, failed=3)
+    findings = json.loads((pytester.path / "r.json").read_text())["findings"]
+    by_test = {}
+    for f in findings:
+        by_test.setdefault(f["test"].split("::")[1], []).append(f)
+    assert set(by_test) == {"test_best_saved_after_training", "test_best_inside_a_checkpoint_saved_after_training",
+                            "test_optimizer_state_pickled_after_more_steps"}
+    for found in by_test.values():
+        assert {f["check"] for f in found} == {"save"}
+    assert {f["path"] for f in by_test["test_best_saved_after_training"]} == {"['weight']", "['bias']"}
+    assert by_test["test_best_saved_after_training"][0]["handover"].endswith("test_saved.py:23")  # the keep
+    assert any(f["path"].startswith("['state'][0]['momentum_buffer']")
+               for f in by_test["test_optimizer_state_pickled_after_more_steps"])
+
+
 COMPILED = '''
 import torch
 from torch._dynamo.utils import counters
