@@ -26,6 +26,7 @@ import dis
 import functools
 import gc
 import itertools
+import operator
 import re
 import sys
 import threading
@@ -43,7 +44,7 @@ import aliascheck.sites as sites
 from . import mutability
 from .diff import Change, diff
 from .fingerprint import Fingerprint, fingerprint
-from .kinds import LOAD_METHODS, STATE_METHODS
+from .kinds import KEPT_AGAIN, LOAD_METHODS, STATE_METHODS
 from .records import Record
 from .sites import capture
 
@@ -272,6 +273,9 @@ class _Test:
     def by_project(self, rec: Record, epoch: int) -> bool:
         return _by_project(rec, epoch)
 
+    def held_again(self, rec: Record) -> bool:
+        return _held_again(rec)
+
 
 # site -> the object kept there last: the test's, cleared in place (the marked code reads and
 # writes it for a project generator's items).
@@ -424,6 +428,7 @@ def _made(source: int) -> bool:
     return False
 
 
+AGAIN = KEPT_AGAIN  # the check judging what one line kept before, when it keeps the very object again
 MADE = -3  # a kept value's source when the project built it from its own parts (aliascheck.rewrite.MADE)
 FED: set[int] = set()  # loop sites whose iterable (at the loop's last start) is one of the project's own generators
 PRODUCERS: dict[int, int] = {}  # FED's loop site -> the id of its generator's code (the writer of what it yields)
@@ -810,7 +815,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
         # The value kept here before, while its keeper surely held it: the same object kept again
         # (a history of one object), a name bound again to a new value (it held the old one till now),
         # or an array or tensor (hashed at C speed).
-        _judge_one(prev, "next keep")
+        _judge_one(prev, AGAIN if prev.obj is value and how == "item" else "next keep")
     if (how == "name" and prev is not None and prev.kind == "kept" and not prev.flagged
             and prev.obj is not None and t.released(prev)):
         # The name let go of what it held, and nobody else holds it: nothing can read it any more, so
@@ -974,6 +979,21 @@ def _held(rec: Record) -> bool:
         return any(part is value for part in _items(keeper))
     except Exception:
         return False
+
+
+def _held_again(rec: Record) -> bool:
+    """Whether the keeper (a list, dict or deque) holds the kept value at two places or more now: the
+    same object kept again at one line, its earlier slots still there (a history of one object).
+    Counted by identity at C speed, over the keeper's exact type only (no ``__iter__`` of the program's)."""
+    keeper = rec.adopter.find(rec.obj)
+    kind = type(keeper)
+    if kind not in _HISTORIES:
+        return False
+    items = keeper.values() if kind is dict else keeper
+    return sum(map(operator.is_, items, itertools.repeat(rec.obj))) >= 2
+
+
+_HISTORIES = (list, dict, collections.deque)
 
 
 def _attribute(obj: Any, name: str) -> Any:
@@ -1456,8 +1476,9 @@ def _path_of(root: Any, target: Any, depth: int = 4) -> str:
 
 # -- what the project hands to a library that keeps it ------------------------------
 
-# site -> the reference counts of its names before the statement (seeded: tracked by gc from the start)
-_counts: dict[int, list[int]] = {-1: []}
+# site -> the reference counts of its names' parts before the statement, and the parts' ids (no reference
+# is held during the call: a callee may count them, numpy's resize does). Seeded: tracked by gc from the start.
+_counts: dict[int, tuple[list[int], list[int]]] = {-1: ([], [])}
 # site -> its one callee, when it is the project's own and nothing was handed out in this test: the
 # marked code calls before() again only for another callee (a weak reference: it keeps nothing alive).
 QUIET: dict[int, Any] = {}
@@ -1546,7 +1567,8 @@ def before(site: int, argsets: tuple[tuple[Any, ...], ...], callees: tuple[Any, 
     if not parts:
         _counts.pop(site, None)
         return
-    _counts[site] = _refcounts(parts)  # first: no name of this frame may refer to a part yet
+    # The counts first: no name of this frame may refer to a part yet.
+    _counts[site] = (_refcounts(parts), [id(part[3]) for part in parts])
     t = _test
     if t.handed:
         for _i, _j, _path, obj in parts:
@@ -1575,11 +1597,15 @@ def after(site: int, calls: tuple[tuple[Any, tuple[Any, ...]], ...], result: Any
     *calls*: (the callee as the statement evaluated it, the names it passed) per call."""
     if not _on or guard.busy():
         return
-    counts = _counts.pop(site, None)
-    if counts is None:
+    pending = _counts.pop(site, None)
+    if pending is None:
         return
+    counts, ids = pending
+    # The names as they are now. A name the statement bound again (``x = lib.f(x)``) holds another
+    # object: the parts then differ from those counted before, and nothing is judged (the objects
+    # counted were alive through the call, so an id the same is the same object).
     parts = _handed_parts(tuple(args for _func, args in calls))
-    if len(parts) != len(counts):
+    if len(parts) != len(counts) or any(id(part[3]) != was for part, was in zip(parts, ids, strict=True)):
         return
     now = _refcounts(parts)
     for part, was, count in zip(parts, counts, now, strict=True):

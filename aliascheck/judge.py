@@ -52,6 +52,7 @@ import aliascheck.mutability as mutability
 
 from .diff import Change, diff
 from .fingerprint import Fingerprint, fingerprint
+from .kinds import KEPT_AGAIN
 from .records import Record
 
 PROTOCOL = pickle.DEFAULT_PROTOCOL  # multiprocessing's feeder pickles with it
@@ -485,7 +486,11 @@ def kept(rec: Record, check: str, at: Any, collect: Callable[[], None] | None = 
     now = at.changed(rec)
     if now is None:
         return []
-    if at.by_project(rec, keep.epoch):
+    # The project's write is its intent, for what it keeps once. The very object kept again at one line
+    # while the keeper still holds it from before (``history.append(tracker.metrics)`` each step, the
+    # tracker writing the dict in between) is a history of one object: every entry shows the last state,
+    # whoever wrote it (rule *Who wrote it, for whom*).
+    if at.by_project(rec, keep.epoch) and not (check == KEPT_AGAIN and at.held_again(rec)):
         rec.fp = now  # the project's own change: the new value is the kept one
         return []
     if collect is not None:

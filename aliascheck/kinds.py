@@ -91,6 +91,7 @@ CHECKS: dict[str, str] = {
     "copy": "the death of a shallow copy or of its original",
     "copy-teardown": "teardown, a shallow copy and its original both alive",
     "next keep": "the next keep at the same line: the value kept there before",
+    "kept again": "the same line keeping the very object again, while the keeper still holds it from before",
     "pass": "the project passing the value to a call again",
     "write": "the project writing into the value (a shallow copy's shared part, what a library kept)",
 }
@@ -101,6 +102,7 @@ SHARED_FIX = "send each receiver its own copy (copy.deepcopy(message)); one rece
 SERIALISED = "serialise"
 SERIALISED_FIX = ("snapshot the tensors and arrays before the hand-off (t.detach().clone(), a.copy()): "
                   "the worker serialises them later")
+KEPT_AGAIN = "kept again"  # one line keeping the very object again: a history of one object
 CACHE_CHECKS = ("cache-hit", "cache")  # lru_cache/cache/cached_property values (plugins/caches.py)
 COPY_CHECKS = ("copy", "copy-teardown")  # the parts a copy.copy/dataclasses.replace result shares
 

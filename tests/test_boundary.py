@@ -350,6 +350,7 @@ def test_project_to_library(pytester: pytest.Pytester, lib: None) -> None:
     ], consecutive=False)
 
 
+
 def test_a_live_setting_a_library_reads_is_not_a_message(pytester: pytest.Pytester, lib: None) -> None:
     """A tensor learning rate an optimizer keeps under a name and reads live is a setting: scaling it in
     place is how it is used (torch's own test_constant_initial_lr). The same change to a value a
@@ -1411,6 +1412,78 @@ def test_a_project_functions_reused_buffer_is_a_change_for_its_keeper(pytester: 
         "*return a copy: return self.obs.copy()*"], consecutive=False)
     result.stdout.fnmatch_lines(["*return a copy: return buf.copy()*"])
 
+
+
+PROJECT_HISTORY = """
+    class Tracker:
+        def __init__(self):
+            self.metrics = {"loss": 0.0, "step": 0}
+
+        def update(self, loss):  # one dict, written at every step and handed out
+            self.metrics["loss"] = loss
+            self.metrics["step"] += 1
+            return self.metrics
+
+        def current(self):
+            return self.metrics
+
+    def record(i):
+        return {"id": i, "status": "new"}
+
+    def test_history_of_the_trackers_one_dict():
+        t, history = Tracker(), []
+        for i in range(4):
+            history.append(t.update(1.0 / (i + 1)))
+
+    def test_metrics_by_step_in_a_dict():
+        t, by_step = Tracker(), {}
+        for i in range(4):
+            by_step[i] = t.update(1.0 / (i + 1))
+
+    def test_history_of_copies():
+        t, history = Tracker(), []
+        for i in range(4):
+            history.append(dict(t.update(1.0 / (i + 1))))
+        assert [h["step"] for h in history] == [1, 2, 3, 4]
+
+    def test_the_same_dict_kept_again_unchanged():
+        t, seen = Tracker(), []
+        t.update(0.5)
+        for _ in range(3):
+            seen.append(t.current())
+
+    def test_a_stack_holding_it_once_at_a_time():
+        t, stack = Tracker(), []
+        for i in range(4):
+            stack.append(t.update(1.0 / (i + 1)))
+            assert stack.pop()["step"] == i + 1
+
+    def test_one_record_in_two_indexes_updated_through_either():
+        by_id, items = {}, []
+        for i in range(3):
+            rec = record(i)
+            by_id[i] = rec
+            items.append(rec)
+        by_id[1]["status"] = "done"
+        items[2]["status"] = "done"
+        assert [r["status"] for r in items] == ["new", "done", "done"]
+"""
+
+
+def test_one_object_kept_again_at_one_line_is_a_history_whoever_wrote_it(pytester: pytest.Pytester) -> None:
+    """Rule *who wrote it, for whom*, for a history of one object: a line that keeps the very object
+    again while its keeper still holds it from before (``history.append(tracker.update(...))``, the
+    tracker writing its one dict in between) shows the last state in every entry, though the project
+    wrote it. Copies, the same object kept again unchanged, a stack holding it once at a time and a
+    record kept once in each of two indexes and updated through either stay clean."""
+    result = run(pytester, PROJECT_HISTORY)
+    assert flagged(result) == {"test_history_of_the_trackers_one_dict", "test_metrics_by_step_in_a_dict"}
+    assert len(outcomes(result)) == 6
+    result.stdout.fnmatch_lines([
+        "*history holds one live dict 4 times (handed out by t.update(1.0 / (i + 1))), changed after it was "
+        "kept: history[[]0[]][[]'loss'[]]: 1.0 -> 0.5*",
+        "*seen by:  the same line keeping the very object again, while the keeper still holds it from before*"],
+        consecutive=False)
 
 def test_a_project_modules_function_called_by_attribute_is_known_before_the_call(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
