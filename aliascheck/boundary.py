@@ -815,7 +815,9 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
         # The value kept here before, while its keeper surely held it: the same object kept again
         # (a history of one object), a name bound again to a new value (it held the old one till now),
         # or an array or tensor (hashed at C speed).
-        _judge_one(prev, AGAIN if prev.obj is value and how == "item" else "next keep")
+        # The very object kept again by this line, as its last keep was (a history of one object, not a
+        # tour that comes back to an object among others: A, B, A), is judged whoever wrote it.
+        _judge_one(prev, AGAIN if prev.obj is value and how == "item" and repeat >= 2 else "next keep")
     if (how == "name" and prev is not None and prev.kind == "kept" and not prev.flagged
             and prev.obj is not None and t.released(prev)):
         # The name let go of what it held, and nobody else holds it: nothing can read it any more, so

@@ -56,6 +56,12 @@ SUITES = {s.name: s for s in [
     Suite("boltons", "26.2.0", ("--doctest-modules", "boltons", "tests")),
     Suite("sortedcontainers", "2.4.0", ("sortedcontainers", "tests"), upstream=("tests", "tox.ini"), tag="v2.4.0"),
     Suite("attrs", "26.1.0", ("tests",), needs=("hypothesis", "pympler", "cloudpickle")),
+    Suite("glom", "25.12.0", ("--doctest-modules", "glom"), needs=("pyyaml",)),
+    Suite("funcy", "2.1", ("tests",), needs=("whatever",)),
+    Suite("portion", "2.6.3", ("tests",), needs=("pytest-benchmark",)),
+    Suite("tomlkit", "0.15.2", ("tests",)),
+    Suite("intervaltree", "3.2.1", (".",)),
+    Suite("pyparsing", "3.3.3", ("tests", "examples/tiny/tests"), needs=("railroad-diagrams", "jinja2", "matplotlib")),
 ]}
 CONFIGS = {"pytest.ini": "", "pyproject.toml": "[tool.pytest.ini_options]", "tox.ini": "[pytest]",
            "setup.cfg": "[tool:pytest]"}  # pytest's own order

@@ -1458,6 +1458,24 @@ PROJECT_HISTORY = """
             stack.append(t.update(1.0 / (i + 1)))
             assert stack.pop()["step"] == i + 1
 
+    def neighbours(graph, node):
+        return graph[node["name"]]
+
+    def take(stack):
+        return stack.pop()
+
+    def test_a_tour_coming_back_to_a_node_it_wrote():
+        nodes = {n: {"name": n, "seen": 0} for n in "abc"}
+        graph = {"a": [nodes["b"], nodes["c"]], "b": [nodes["a"]], "c": [nodes["a"]]}
+        tour, stack = [], [nodes["a"]]
+        while stack:
+            node = take(stack)
+            node["seen"] += 1
+            tour.append(node)
+            if node["seen"] == 1:
+                stack.extend(neighbours(graph, node))
+        assert [n["name"] for n in tour] == ["a", "c", "a", "b", "a"]
+
     def test_one_record_in_two_indexes_updated_through_either():
         by_id, items = {}, []
         for i in range(3):
@@ -1474,11 +1492,12 @@ def test_one_object_kept_again_at_one_line_is_a_history_whoever_wrote_it(pyteste
     """Rule *who wrote it, for whom*, for a history of one object: a line that keeps the very object
     again while its keeper still holds it from before (``history.append(tracker.update(...))``, the
     tracker writing its one dict in between) shows the last state in every entry, though the project
-    wrote it. Copies, the same object kept again unchanged, a stack holding it once at a time and a
-    record kept once in each of two indexes and updated through either stay clean."""
+    wrote it. Copies, the same object kept again unchanged, a stack holding it once at a time, a tour
+    coming back to a node it wrote (a, c, a, b, a: not the line's last keep again) and a record kept
+    once in each of two indexes and updated through either stay clean."""
     result = run(pytester, PROJECT_HISTORY)
     assert flagged(result) == {"test_history_of_the_trackers_one_dict", "test_metrics_by_step_in_a_dict"}
-    assert len(outcomes(result)) == 6
+    assert len(outcomes(result)) == 7
     result.stdout.fnmatch_lines([
         "*history holds one live dict 4 times (handed out by t.update(1.0 / (i + 1))), changed after it was "
         "kept: history[[]0[]][[]'loss'[]]: 1.0 -> 0.5*",
