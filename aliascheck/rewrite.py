@@ -706,6 +706,11 @@ class Marker(ast.NodeTransformer):
         statement (a name runs no code)."""
         if target.id.startswith("@") or self._atom(call):
             return
+        if isinstance(call, ast.IfExp):  # the branch that ran made the value: read from the name, as ever
+            site = self._site(target.id, "name", _text(call))
+            st.call("bound", _name(target.id), ast.Constant(site), ast.Constant(_text(call)),
+                    only=_template("BIND(X)", X=_name(target.id)))
+            return
         if not isinstance(call, ast.Call):  # a comprehension: the list a call(...) builds, the same
             site = self._site(target.id, "name", _text(call))
             iterable = call.generators[0].iter  # type: ignore[attr-defined]
@@ -861,6 +866,8 @@ def _bound_value(node: ast.expr) -> bool:
     new values (``[p.detach().clone() for p in ...]``, ``[x * 2 for x in xs]``) binds nothing live."""
     if isinstance(node, ast.Call):
         return True
+    if isinstance(node, ast.IfExp):  # ``a = t.numpy() if cpu else t.cpu().numpy()``: either branch's value
+        return _bound_value(node.body) or _bound_value(node.orelse)
     if not isinstance(node, (ast.ListComp, ast.SetComp)) or len(node.generators) != 1:
         return False
     target = node.generators[0].target

@@ -1488,6 +1488,35 @@ PROJECT_HISTORY = """
 """
 
 
+
+def test_a_view_bound_by_either_branch_of_a_conditional(pytester: pytest.Pytester) -> None:
+    """``w0 = t.numpy() if cpu else t.cpu().numpy()`` binds the view whichever branch ran (read from the
+    name after the statement, as for a call); a copy in the branch that ran stays clean."""
+    result = run(pytester, """
+        import numpy as np
+        import torch
+
+        def train(model):
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for _ in range(3):
+                opt.zero_grad()
+                model(torch.ones(2, 4)).sum().backward()
+                opt.step()
+
+        def test_baseline_view_either_branch():
+            model = torch.nn.Linear(4, 1)
+            w0 = model.weight.detach().numpy() if model.weight.device.type == "cpu" else model.weight.cpu().numpy()
+            train(model)
+
+        def test_baseline_copy_either_branch():
+            model = torch.nn.Linear(4, 1)
+            w0 = model.weight.detach().numpy().copy() if model.weight.device.type == "cpu" else None
+            train(model)
+            assert np.abs(model.weight.detach().numpy() - w0).max() > 0
+    """)
+    assert flagged(result) == {"test_baseline_view_either_branch"}
+    result.stdout.fnmatch_lines(["*w0 holds a live ndarray (handed out by model.weight.detach().numpy() if *"])
+
 def test_one_object_kept_again_at_one_line_is_a_history_whoever_wrote_it(pytester: pytest.Pytester) -> None:
     """Rule *who wrote it, for whom*, for a history of one object: a line that keeps the very object
     again while its keeper still holds it from before (``history.append(tracker.update(...))``, the
