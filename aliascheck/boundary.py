@@ -1331,6 +1331,18 @@ def after_call(node: Any) -> None:
         instrument.after_call(node)
 
 
+def own_references(obj: Any) -> int:
+    """How many references to *obj* this module's bookkeeping holds (the last keep per site, the
+    records of kept and handed values): what another rule subtracts from a reference count to tell
+    the program's holders. A walk of the test's tables: asked only when a count is ambiguous."""
+    t = _test
+    found = sum(1 for last in t.seen.values() if last[2] and last[0] is obj)
+    lasts = {id(rec) for rec in t.last.values()}
+    found += sum(1 for rec in t.last.values() if rec.obj is obj)
+    found += sum(1 for rec in t.records if rec.obj is obj and id(rec) not in lasts)
+    return found + sum(1 for rec in t.handed.values() if rec.obj is obj)
+
+
 def judge_all(check: str = "teardown") -> None:
     """Judge every record of the test still held (the test's end)."""
     if not _on:
@@ -1780,6 +1792,9 @@ def _callee_parts(func: Any) -> tuple[Any, str, Any]:
         owner = func.__self__
         if type(owner) is types.ModuleType:
             return None, owner.__name__, None
+        return owner, type(owner).__module__ or "", None
+    if kind is types.MethodWrapperType:  # a C slot bound to an object (``super().__init__`` of an Exception)
+        owner = func.__self__
         return owner, type(owner).__module__ or "", None
     if kind is types.BuiltinFunctionType:
         owner = func.__self__

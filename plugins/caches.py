@@ -356,6 +356,32 @@ def _property_died(led: Any, table: _Table, key: tuple[int, str]) -> None:
 
 
 # -- copy.copy and dataclasses.replace ---------------------------------------------
+def _shared(ours: dict[str, Any], theirs: dict[str, Any]) -> list[tuple[str, Any, int]]:
+    """The attributes two instances' ``__dict__`` share, each with its reference count as counted here.
+    A part only the two instances hold counts :data:`_SHARED_ONLY` (measured once, by this very loop:
+    no interpreter's count is assumed); one held by a third object too (a registry's table both
+    instances keep a handle to) counts more: that object's, whose changes are its own business."""
+    out = []
+    for name, value in theirs.items():
+        if ours.get(name) is value:
+            out.append((name, value, sys.getrefcount(value)))
+    return out
+
+
+def _aliaschecks(value: Any) -> int:
+    """References to *value* that aliascheck's boundary holds (the last value a marked line kept)."""
+    boundary = sys.modules.get("aliascheck.boundary")
+    return boundary.own_references(value) if boundary is not None and boundary._on else 0
+
+
+def _calibrated() -> int:
+    part: list[Any] = []
+    ours, theirs = {"part": part}, {"part": part}
+    del part
+    return _shared(ours, theirs)[0][2]
+
+
+_SHARED_ONLY = _calibrated()
 def _copying(original: Any, kind: str) -> Any:
     @functools.wraps(original)
     def copying(obj: Any, /, *args: Any, **kwargs: Any) -> Any:
@@ -382,9 +408,9 @@ def _copied(led: Any, obj: Any, new: Any, kind: str, caller: Any) -> None:
         return  # a library copying its own objects
     ours, theirs = vars(obj), vars(new)
     shared = []
-    for name, value in theirs.items():
-        if (ours.get(name) is value and mutability.plain_data(value)
-                and not isinstance(getattr(cls, name, None), _CACHED_PROPERTY)):
+    for name, value, refs in _shared(ours, theirs):
+        if (mutability.plain_data(value) and not isinstance(getattr(cls, name, None), _CACHED_PROPERTY)
+                and (refs <= _SHARED_ONLY or refs - _aliaschecks(value) <= _SHARED_ONLY)):
             shared.append((name, value, fingerprint(value)))
     if not shared:
         return

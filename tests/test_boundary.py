@@ -351,6 +351,26 @@ def test_project_to_library(pytester: pytest.Pytester, lib: None) -> None:
 
 
 
+
+def test_an_exception_keeping_its_arguments_is_the_projects_own_object(pytester: pytest.Pytester) -> None:
+    """``super().__init__(type_map)`` in the project's Exception subclass: ``BaseException.__init__`` (a
+    C slot, bound as a method-wrapper) keeps the argument in the project's own exception's ``args``,
+    not a library's record. The owner writing its dict later is clean (glom's UnregisteredTarget)."""
+    result = run(pytester, """
+        class Unregistered(Exception):
+            def __init__(self, type_map):
+                self.type_map = type_map
+                super().__init__(type_map)
+
+        def test_the_owner_extends_what_an_exception_keeps():
+            type_map = {}
+            exc = Unregistered(type_map)
+            type_map[object] = iter
+            assert exc.args[0] is type_map
+    """)
+    assert flagged(result) == set()
+    assert len(outcomes(result)) == 1
+
 def test_a_live_setting_a_library_reads_is_not_a_message(pytester: pytest.Pytester, lib: None) -> None:
     """A tensor learning rate an optimizer keeps under a name and reads live is a setting: scaling it in
     place is how it is used (torch's own test_constant_initial_lr). The same change to a value a

@@ -411,6 +411,39 @@ def test_copies_that_rebind_or_drop_the_original_are_clean(pytester):
     pytester.runpytest(*ARGS).assert_outcomes(passed=3)
 
 
+
+def test_a_shared_part_a_third_object_holds_is_that_objects(pytester):
+    """A copy of an object that keeps a handle to another object's table (glom's UnregisteredTarget holds
+    its registry's type map, and glom re-raises a copy.copy of it): the table's owner extending it is
+    no write through the copy. The same copy whose part only the two instances hold is still judged."""
+    pytester.makepyfile(test_it="""
+        import copy
+
+        class View:
+            def __init__(self, table):
+                self.table = table  # the registry's own dict: a handle
+
+        class Registry:
+            def __init__(self):
+                self.table = {}
+
+        def test_the_owner_extends_its_table():
+            reg = Registry()
+            view = View(reg.table)
+            twin = copy.copy(view)
+            reg.table["k"] = 1
+            assert view.table is twin.table is reg.table
+
+        def test_a_part_only_the_two_hold():
+            view = View({})
+            twin = copy.copy(view)
+            twin.table["k"] = 1
+            assert view.table == {"k": 1}
+    """)
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_it.py::test_a_part_only_the_two_hold*"])
+
 def test_library_code_copying_its_own_objects_is_not_judged(pytester):
     lib = pytester.mkdir("site-packages")
     lib.joinpath("vendored.py").write_text(
