@@ -837,7 +837,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
         # A name or attribute holding a live object itself is a handle (``self.w = model.weight``):
         # a view of live memory is a value, and so is a container of live objects, once the same
         # line keeps again (``best = list(model.parameters())`` at each improvement).
-        if not view and not memory and (type(value) not in (dict, list) or _fresh(value)):
+        if not view and not memory and (type(value) not in (dict, list) or _own_parts(value) or _fresh(value)):
             return
     elif (others <= 0 and repeat == 1 and not view and not memory
           and (type(value) not in (dict, list) or _fresh(value))):
@@ -927,6 +927,29 @@ def _fresh(value: Any) -> bool:
         return fresh(value, width=KEPT_WIDTH)
     except Exception:
         return False
+
+
+OWN_WIDTH = 64  # a container with more items is looked at as before (fresh, fingerprinted)
+
+
+def _own_parts(value: Any) -> bool:
+    """A short dict or list of atoms and the project's own objects (``self._keys = [self]``, a parser's
+    list of its own nodes): the project's structure, no library's live object in it. Exact types only,
+    read at C level; a buffer is never the project's own here."""
+    if len(value) > OWN_WIDTH:
+        return False
+    items = value.values() if type(value) is dict else value
+    last: Any = None
+    for kind in map(type, items):  # never hashed: a metaclass's __hash__ is the program's code
+        if kind is last or id(kind) in _ATOM_IDS:
+            continue
+        if kind is tuple or _buffer_type(kind) or not _project_type(kind):
+            return False
+        last = kind
+    return True
+
+
+_ATOM_IDS = frozenset(map(id, mutability.ATOMS))
 
 
 def _data(value: Any) -> bool:
@@ -1162,7 +1185,7 @@ def _shared_memory(buffer: Any) -> bool:
 
 def _judge_one(rec: Record, check: str, collect: Any = None) -> None:
     """Rule *Kept* (:func:`aliascheck.judge.kept`) on one record: what it finds is reported at the
-    test's end. *collect*: called once before the first keeper is confirmed (teardown: garbage first)."""
+    test's end. *collect*: asks whether a keeper still holds once garbage is collected (teardown)."""
     changes = judge.kept(rec, check, _test, collect)
     if changes:  # where it sits is read now, while its keeper is surely alive
         _test.pending.append((rec, changes, check, _position(rec)))
@@ -1347,12 +1370,20 @@ def judge_all(check: str = "teardown") -> None:
     """Judge every record of the test still held (the test's end)."""
     if not _on:
         return
-    collected: list[bool] = []
+    collected: list[int] = []  # the generations collected this round: 1 (the young ones), then 2 (all)
 
-    def collect() -> None:  # a dead local list in a reference cycle keeps nothing: once per test
-        if not collected:
-            collected.append(True)
-            gc.collect()
+    def collect(held: Any) -> bool:
+        """Whether *held()* still holds once garbage is collected: a dead local list in a reference
+        cycle keeps nothing. The young generations first (a test's own garbage is mostly there, ~1 ms),
+        the whole heap (tens of ms in a large process) only if the keeper still holds then; each once
+        per test. The verdict is the whole collection's either way."""
+        for generation in (1, 2):
+            if generation not in collected:
+                collected.append(generation)
+                gc.collect(generation)
+                if not held():
+                    return False
+        return held()
 
     for rec in list(_test.records):
         if rec.kind == "kept" and not rec.flagged:

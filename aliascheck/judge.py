@@ -468,14 +468,15 @@ def buffer_changed(rec: Record, buf: Any, check: str) -> bool:
 
 
 # -- Kept (library -> project) --------------------------------------------------------------
-def kept(rec: Record, check: str, at: Any, collect: Callable[[], None] | None = None) -> list[Change]:
+def kept(rec: Record, check: str, at: Any, collect: Callable[[Callable[[], bool]], bool] | None = None) -> list[Change]:
     """*Kept*: a value the project keeps is a finding when it changed after the keep, while the keeper
     still holds it, and the project did not write it; a name or an attribute bound once to a live
     object (not a view) is a handle, not judged. Returns the changes to report (the record flagged).
 
     *at*: the boundary's facts for the test (:mod:`aliascheck.boundary`'s ``_Test``: the sites
     flagged, keeps per site, a value's changes, whether its keeper holds it, whether the project
-    wrote it). *collect*: called once before the first keeper is confirmed (teardown: garbage first).
+    wrote it). *collect*: asked whether the keeper still holds it once garbage is collected (teardown:
+    a dead local list in a reference cycle keeps nothing), only for a keeper that holds it now.
     """
     keep = rec.adopter
     if rec.flagged or keep.site in at.flagged:
@@ -493,15 +494,14 @@ def kept(rec: Record, check: str, at: Any, collect: Callable[[], None] | None = 
     if at.by_project(rec, keep.epoch) and not (check == KEPT_AGAIN and at.held_again(rec)):
         rec.fp = now  # the project's own change: the new value is the kept one
         return []
-    if collect is not None:
-        collect()
     if keep.how == "name" and check == "next keep":
         # A name held it till now. Bound again, it let go of the value: if nobody else holds it either, no
         # one could read the change (a window onto a slot that a producer refills after the consumer's
         # acknowledgement); another name or a container still holding it (``prev = frame``) could.
         if at.released(rec):
             return []
-    elif not at.held(rec):
+    elif not at.held(rec) or (collect is not None and not collect(lambda: at.held(rec))):
+        # Not held even before garbage is collected (a collection frees, it never holds): no collection.
         return []
     changes = at.changes(rec, now)
     if not changes:

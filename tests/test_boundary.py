@@ -815,6 +815,51 @@ def test_pipeline_items_call_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     assert calls == []
 
 
+
+def test_a_container_of_the_projects_own_objects_is_not_recorded(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
+    """``self._keys = [self]`` (tomlkit's Key, made for every key parsed) and a list of the project's own
+    nodes bound to an attribute hold no library's live object: nothing is recorded or fingerprinted.
+    A list holding a library's object (a ``collections.OrderedDict``) is, as before."""
+    import collections
+    import sys
+    import types
+
+    from aliascheck import boundary, rewrite
+
+    path = str(tmp_path / "keys.py")
+    _as_project(monkeypatch, path)
+    source = textwrap.dedent("""
+        class Key:
+            def __init__(self, name):
+                self.name = name
+                self._keys = [self]
+
+        class Dotted:
+            def __init__(self, keys):
+                self._keys = list(keys)
+
+        class Table:
+            def __init__(self, value):
+                self._value = list(value)
+    """)
+    module = types.ModuleType("keys")
+    module.__file__ = path
+    monkeypatch.setitem(sys.modules, "keys", module)
+    namespace = vars(module)
+    exec(rewrite.compile_marked(source, path), namespace)
+    boundary.start(None)
+    try:
+        boundary.begin()
+        keys = [namespace["Key"](str(i)) for i in range(20)]
+        dotted = [namespace["Dotted"](keys[i:i + 2]) for i in range(10)]
+        assert len(dotted) == 10 and boundary._test.records == []
+        shared = collections.OrderedDict(a=1)
+        namespace["Table"]([shared, 1])
+        assert [rec.owner_name for rec in boundary._test.records] == ["list"]
+    finally:
+        boundary.stop()
+
 # -- what the rewriting must not change -------------------------------------------------
 
 
