@@ -16,6 +16,7 @@ static Py_ssize_t n_atoms = 0;
 static PyObject *buffers = NULL, *watched = NULL, *fed = NULL, *held = NULL, *seen = NULL, *last_type = NULL;
 static PyObject *generator_loop = NULL, *atom_set = NULL;
 static PyObject *unbound = NULL, *unpassed = NULL, *quiet = NULL, *pending = NULL;  /* configure_calls */
+static PyObject *own = NULL;  /* configure_calls: the project's own types, kept as the project's structure */
 static Py_ssize_t width = 0;
 static PyObject *one = NULL;  /* a SEEN entry's repeat */
 
@@ -197,6 +198,14 @@ keep(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             }
         }
     }
+    if (!quiet && own != NULL && PySet_GET_SIZE(own)) {
+        /* An object of the project's own type (a tree's node stored into another): its keep is the
+         * project's structure; only a write into a watched keeper is looked at. */
+        quiet = type_in(own, kind, 0);
+        if (quiet < 0) {
+            return NULL;
+        }
+    }
     if (!quiet) {
         Py_RETURN_TRUE;
     }
@@ -363,11 +372,12 @@ pended(PyObject *module, PyObject *site)
 static PyObject *
 configure_calls(PyObject *module, PyObject *args)
 {
-    PyObject *unbound_set, *unpassed_set, *quiet_dict, *pending_dict;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!:configure_calls", &PySet_Type, &unbound_set, &PySet_Type, &unpassed_set,
-                          &PyDict_Type, &quiet_dict, &PyDict_Type, &pending_dict)) {
+    PyObject *unbound_set, *unpassed_set, *quiet_dict, *pending_dict, *own_set = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!|O!:configure_calls", &PySet_Type, &unbound_set, &PySet_Type, &unpassed_set,
+                          &PyDict_Type, &quiet_dict, &PyDict_Type, &pending_dict, &PySet_Type, &own_set)) {
         return NULL;
     }
+    Py_XSETREF(own, own_set != NULL ? Py_NewRef(own_set) : NULL);
     Py_XSETREF(unbound, Py_NewRef(unbound_set));
     Py_XSETREF(unpassed, Py_NewRef(unpassed_set));
     Py_XSETREF(quiet, Py_NewRef(quiet_dict));
@@ -494,7 +504,7 @@ static PyMethodDef methods[] = {
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL, "bind(value[, receiver]): see aliascheck.gate"},
     {"passes", (PyCFunction)(void (*)(void))passes, METH_FASTCALL, "passes(site, callee, *names): see aliascheck.gate"},
     {"pended", pended, METH_O, "pended(site): see aliascheck.gate"},
-    {"configure_calls", configure_calls, METH_VARARGS, "configure_calls(unbound, unpassed, quiet, pending)"},
+    {"configure_calls", configure_calls, METH_VARARGS, "configure_calls(unbound, unpassed, quiet, pending[, own])"},
     {"configure", configure, METH_VARARGS, "configure(atoms, buffers, watched, fed, held, seen, last, width, generator_loop)"},
     {NULL, NULL, 0, NULL},
 };

@@ -374,8 +374,12 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
     kind = type(value)
     if kind in mutability.ATOMS or (source == MADE and not _buffer_type(kind)):  # an atom, the project's own cells
         return
-    if (owner is not None and _project_type(type(owner)) and not _buffer_type(kind)) or _project_type(kind):
-        return  # the project's own object, or a part of one, kept elsewhere by the project
+    if owner is not None and _project_type(type(owner)) and not _buffer_type(kind):
+        return  # a part of the project's own object, kept elsewhere by the project
+    if _project_type(kind):
+        if not _buffer_type(kind) and gate._hashed_as_type(kind):
+            OWN.add(kind)  # the marked code no longer calls for one kept into what nobody watches
+        return  # the project's own object, kept elsewhere by the project
     if source in FED:  # a loop over the project's own generator
         last = _test.seen.get(site)
         if last is None or not last.holds(value):  # not a history of one object: nothing to record
@@ -838,9 +842,13 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
         # a view of live memory is a value, and so is a container of live objects, once the same
         # line keeps again (``best = list(model.parameters())`` at each improvement).
         if not view and not memory and (type(value) not in (dict, list) or _own_parts(value) or _fresh(value)):
+            # Never a history: nothing to remember of it, and no reference to keep it alive past the
+            # program's own (pyparsing's Forward warns from __del__ when the And holding it is dropped).
+            if t.seen.get(site) is not None and t.seen[site].holds(value):
+                del t.seen[site]
             return
     elif (others <= 0 and repeat == 1 and not view and not memory
-          and (type(value) not in (dict, list) or _fresh(value))):
+          and (type(value) not in (dict, list) or _own_parts(value) or _fresh(value))):
         return  # the keeper alone refers to it: nobody else can change it
     elif not _data(value):
         return  # an object kept as an item is a handle (a model, a client), not a value
@@ -1403,6 +1411,7 @@ def begin() -> None:
     _gates.unwatch()
     SEEN.clear()
     QUIET.clear()
+    OWN.clear()
 
 
 # -- copies --------------------------------------------------------------------------
@@ -1576,9 +1585,12 @@ def _passed_kind(kind: type) -> int:
 # Types of values the marked code need not report, learnt as they are met (a type's answer never
 # changes): a name bound to one (UNBOUND: :func:`bound`), or passed to a call (UNPASSED: :func:`before`).
 UNBOUND: set[type] = {*ATOMS, tuple, frozenset}
+# The project's own types met as a kept value (not arrays): a keep of one is the project's structure, so
+# the marked code asks only whether the keeper is watched (:func:`aliascheck.gate.keep`). Per test.
+OWN: set[type] = set()
 UNPASSED: set[type] = {*ATOMS, tuple, frozenset}
 for _configured in {gate, _gates}:
-    _configured.configure_calls(UNBOUND, UNPASSED, QUIET, PENDING)
+    _configured.configure_calls(UNBOUND, UNPASSED, QUIET, PENDING, OWN)
 BIND, PASSES, PENDED = _gates.bind, _gates.passes, _gates.pended
 
 

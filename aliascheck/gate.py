@@ -53,6 +53,7 @@ _UNBOUND: set[type] = set()
 _UNPASSED: set[type] = set()
 _QUIET: dict[int, Any] = {}
 _PENDING: dict[int, Any] = {}
+_OWN: set[type] = set()
 
 
 def configure(atoms: frozenset[type], buffers: set[type], watched: set[int], fed: set[int], held: set[type],
@@ -65,12 +66,16 @@ def configure(atoms: frozenset[type], buffers: set[type], watched: set[int], fed
     _NOLAST, _WIDTH, _generator_loop = (None,), width, generator_loop
 
 
-def configure_calls(unbound: set[type], unpassed: set[type], quiet: dict[int, Any], pending: dict[int, Any]) -> None:
+def configure_calls(unbound: set[type], unpassed: set[type], quiet: dict[int, Any], pending: dict[int, Any],
+                    own: set[type] | None = None) -> None:
     """The runtime's learnt types (a name bound to one, or passed, is never looked at), its quiet
-    callees (site -> a weak reference to the one callee there that kept nothing) and its pending
-    calls (site -> what :func:`aliascheck.boundary.before` recorded), read live."""
-    global _UNBOUND, _UNPASSED, _QUIET, _PENDING
+    callees (site -> a weak reference to the one callee there that kept nothing), its pending
+    calls (site -> what :func:`aliascheck.boundary.before` recorded) and the project's own types
+    (an object of one kept is the project's structure: :func:`keep` asks only whether the keeper is
+    watched), read live."""
+    global _UNBOUND, _UNPASSED, _QUIET, _PENDING, _OWN
     _UNBOUND, _UNPASSED, _QUIET, _PENDING = unbound, unpassed, quiet, pending
+    _OWN = own if own is not None else set()
 
 
 def _hashed_as_type(kind: type) -> bool:
@@ -107,7 +112,8 @@ def keep(value: Any, keeper: Any, watch: bool = True, loop_site: int | None = No
     # besides the marked code's own name or temporary (the compiled gate counts 3 for the same case).
     if (id(kind) in _ATOM_IDS or (kind is tuple and _atoms(value)) or (
             (kind is list or kind is dict) and _getrefcount(value) <= 4 and len(value) <= _WIDTH
-            and not _buffer_keeper(keeper) and _atoms(value.values() if kind is dict else value))):
+            and not _buffer_keeper(keeper) and _atoms(value.values() if kind is dict else value))
+            or (_OWN and _hashed_as_type(kind) and kind in _OWN)):
         return watch and bool(_WATCHED) and id(keeper) in _WATCHED
     return True
 

@@ -55,7 +55,7 @@ def both() -> Iterator[tuple[_State, _State]]:
         for impl in {gate, boundary._gates}:
             impl.configure(boundary.ATOMS, boundary.BUFFERS, boundary.WATCHED, boundary.FED, boundary.HELD,
                            boundary.SEEN, boundary._Last, boundary.QUIET_WIDTH, boundary.generator_loop)
-            impl.configure_calls(boundary.UNBOUND, boundary.UNPASSED, boundary.QUIET, boundary.PENDING)
+            impl.configure_calls(boundary.UNBOUND, boundary.UNPASSED, boundary.QUIET, boundary.PENDING, boundary.OWN)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -79,6 +79,37 @@ def test_both_gates_answer_alike(both: tuple[_State, _State], value: Any, held: 
         answers.append(bool(state.impl.keep(mine, owner, watch)))
         del other, mine
     assert answers[0] == answers[1]
+
+
+class _Node:
+    """Stands in for a project's own type (a tree's node)."""
+
+
+class _Meta(type):
+    def __hash__(cls) -> int:  # the program's code: a gate never hashes such a type
+        raise AssertionError("hashed")
+
+
+class _Odd(metaclass=_Meta):
+    pass
+
+
+def test_an_object_of_a_project_type_learnt_is_asked_only_about_its_keeper(both: tuple[_State, _State]) -> None:
+    """Once the runtime learnt a type as the project's own (``OWN``), keeping one of its objects asks only
+    whether the keeper is watched; before that, and for a type whose metatype hashes otherwise, the
+    runtime is called as before."""
+    for state in both:
+        own: set[type] = set()
+        state.impl.configure_calls(set(), set(), {}, {}, own)
+        state.impl.unwatch()
+        keeper: list[Any] = []
+        node, odd = _Node(), _Odd()
+        assert state.impl.keep(node, keeper) and state.impl.keep(odd, keeper)
+        own.add(_Node)
+        assert not state.impl.keep(node, keeper) and state.impl.keep(odd, keeper)
+        state.impl.watch((id(keeper),))
+        assert state.impl.keep(node, keeper) and not state.impl.keep(node, keeper, False)
+        state.impl.unwatch()
 
 
 def test_watching_is_answered_alike_through_the_filter(both: tuple[_State, _State]) -> None:

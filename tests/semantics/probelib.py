@@ -877,3 +877,29 @@ def return_prop_in_a_tuple(obj: Counted, n: int) -> tuple[object, int]:
 def return_buffer(holder: Counted) -> object:
     buf = holder.prop
     return buf
+
+
+class Dropped:
+    """Says when it dies (pyparsing's Forward warns from ``__del__``)."""
+
+    deaths: list[str] = []
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __del__(self) -> None:
+        Dropped.deaths.append(self.name)
+
+
+class Sequence:
+    def __init__(self, parts: list[object]) -> None:
+        self.parts = list(parts)  # a new list of the project's own objects
+
+
+def drop_a_sequence(name: str) -> list[str]:
+    """``base = Forward(); base = And([..., base, ...])`` and the function returns: the Forward dies
+    with the And, before the caller looks."""
+    part = Dropped(name)
+    part = Sequence(["(", part, ")"])
+    del part
+    return list(Dropped.deaths)

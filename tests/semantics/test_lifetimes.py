@@ -35,6 +35,12 @@ def test_no_instances_left_after_calls() -> None:
     assert len(p.Tracked.live) == 0
 
 
+def test_an_object_dies_with_the_new_list_that_held_it() -> None:
+    p.Dropped.deaths.clear()
+    for i in range(3):  # the line keeps again: the earlier list is let go as well
+        assert p.drop_a_sequence(f"f{i}") == [f"f{j}" for j in range(i + 1)]
+
+
 def test_a_shallow_copy_and_its_source_die_on_return() -> None:
     p.Tracked.live = type(p.Tracked.live)()
     assert p.copy_and_drop() == 1
