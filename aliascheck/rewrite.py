@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import copy
 import functools
 import hashlib
@@ -134,16 +135,36 @@ def _clone(node: Any) -> Any:
     return new
 
 
+TEXT_LIMIT = 240  # a statement's text in a report: a 5 MB data display is not unparsed whole
+
+
 def _text(node: ast.expr) -> str:
-    """The source of *node* as the program wrote it (a temporary's catch left out)."""
+    """The source of *node* as the program wrote it (a temporary's catch left out), its first
+    :data:`TEXT_LIMIT` characters and ``...`` when longer."""
+    unparser = _Unparser()
     try:
-        return _Unparser().visit(node)
+        return unparser.visit(node)
+    except _Enough:
+        return "".join(unparser._source)[:TEXT_LIMIT] + "..."
     except Exception:
         return "?"
 
 
+class _Enough(Exception):
+    pass
+
+
 class _Unparser(ast._Unparser):  # type: ignore[name-defined,misc]  # CPython's own, 3.9 to 3.13
-    """``ast.unparse`` that shows a temporary's catch ``(@ac1 := x)`` as the ``x`` the program wrote."""
+    """``ast.unparse`` that shows a temporary's catch ``(@ac1 := x)`` as the ``x`` the program wrote,
+    and stops once it wrote more than :data:`TEXT_LIMIT` characters."""
+
+    _written = 0
+
+    def write(self, *text: str) -> None:
+        super().write(*text)
+        self._written += sum(map(len, text))
+        if self._written > TEXT_LIMIT:
+            raise _Enough
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         if node.target.id.startswith("@"):
@@ -458,11 +479,14 @@ class Marker(ast.NodeTransformer):
                 setattr(node, field, out)
             elif isinstance(value, list):
                 for item in value:
-                    if isinstance(item, ast.AST):
+                    if isinstance(item, ast.AST) and not _inert(item):
                         self.visit(item)
-            elif isinstance(value, ast.AST):
+            elif isinstance(value, ast.AST) and not _inert(value):
                 self.visit(value)
         return node
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        return node  # nothing inside (NodeVisitor's own looks for the pre-3.8 visit_Num and such)
 
     # -- statements ------------------------------------------------------------------------
 
@@ -757,11 +781,14 @@ class Marker(ast.NodeTransformer):
             return None
         if value is None:
             return None
+        found = _calls(value)
+        if not found:
+            return None
         # Names the statement binds itself (a walrus) are not read before it: they may be unbound.
         bound_here = {n.target.id for n in ast.walk(value) if isinstance(n, ast.NamedExpr)
                       and isinstance(n.target, ast.Name)}
         calls = []
-        for call in _calls(value):
+        for call in found:
             func = call.func
             if isinstance(func, ast.NamedExpr) and func.target.id.startswith("@"):  # type: ignore[union-attr]
                 func = func.value  # a method caught by the statement's own marking (_method): as written
@@ -844,9 +871,9 @@ def _calls(node: ast.expr) -> list[ast.Call]:
     comprehension, nor those in a branch it may not take (``f(x) if key else x``, ``a or f(x)``),
     whose names may be unbound when the statement runs (boltons' ``iterutils.redundant``)."""
     out: list[ast.Call] = []
-    todo = [node]
+    todo = collections.deque([node])  # outermost first; a 100k-item data display is one statement
     while todo:
-        current = todo.pop(0)
+        current = todo.popleft()
         if isinstance(current, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             continue
         if isinstance(current, ast.Call):
@@ -856,7 +883,7 @@ def _calls(node: ast.expr) -> list[ast.Call]:
         elif isinstance(current, ast.BoolOp):
             todo.append(current.values[0])
         else:
-            todo.extend(c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr))
+            todo.extend(c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr) and not _inert(c))
     return out
 
 
@@ -929,10 +956,21 @@ def _scope_nodes(body: list[ast.stmt]) -> list[ast.AST]:
             if not isinstance(node, ast.ClassDef):
                 todo.extend([*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)])
             continue
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) or _inert(node):
             continue
         todo.extend(ast.iter_child_nodes(node))
     return out
+
+
+_INERT_DISPLAYS = (ast.Tuple, ast.List, ast.Set)
+
+
+def _inert(node: ast.AST) -> bool:
+    """A constant, or a tuple, list or set display of constants (a data module's 100k rows): nothing in
+    it to mark, bind or call. Told without a walk."""
+    kind = type(node)
+    return kind is ast.Constant or (kind in _INERT_DISPLAYS
+                                    and all(type(e) is ast.Constant for e in node.elts))  # type: ignore[attr-defined]
 
 
 _BINDING = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
