@@ -21,7 +21,7 @@ import aliascheck.sites as sites
 from .diff import Change, diff
 from .fingerprint import Fingerprint, fingerprint
 from .kinds import LOAD_METHODS, STATE_METHODS
-from .records import Record
+from .records import Record, Unreferenced
 
 SHARED_DEPTH = 8  # how deep a judged owner is walked for what its snapshot shares (a Loader's pipeline)
 SHARED_LIMIT = 1 << 16
@@ -173,9 +173,16 @@ def held(records: dict[int, Record], rec: Record, local_refs: int = 0) -> bool:
 def held_changed(led: Any, rec: Record, fp: Fingerprint, check: str) -> None:
     """*Held*, then *Kept in pieces*: a changed snapshot is judged whole while someone keeps it (a
     watched or adopted one whoever holds it), else only where a consumer kept its changed parts."""
-    if rec.always or rec.adopter is not None or held(led.records, rec):
+    adopter = rec.adopter() if rec.adopter is not None else None
+    unknown = type(rec.adopter) is Unreferenced  # an adopter that allows no weak reference: by its id
+    if rec.always or (rec.adopter is not None and adopter is None and not unknown) or held(led.records, rec):
         snapshot_changed(led, rec, fp, check)
-    elif within := kept_in_pieces(led.records, rec, fp):
+    elif within := kept_in_pieces(led.records, rec, fp, adopter, rec.adopter.id if unknown else None):
+        # Loaded straight into another node (an optimizer's state transplanted, ``copy.copy`` through
+        # ``__setstate__``): judged where someone besides that node holds a changed part (the node that
+        # handed it over, still sharing it). Held by the adopter alone (its original dropped: pyparsing's
+        # left-recursion memo returns ``copy.copy(prev_result)`` and lets go of prev_result), it is the
+        # adopter's own state.
         snapshot_changed(led, rec, fp, check, within)
 
 
@@ -293,7 +300,8 @@ def adopted_changed(led: Any, rec: Record, check: str, local_refs: int = 0) -> N
 
 
 # -- Kept in pieces -------------------------------------------------------------------------
-def kept_in_pieces(records: dict[int, Record], rec: Record, fp: Fingerprint) -> list[str]:
+def kept_in_pieces(records: dict[int, Record], rec: Record, fp: Fingerprint, node: Any = None,
+                   node_id: int | None = None) -> list[str]:
     """*Kept in pieces*: a consumer may keep a changed part of the snapshot rather than the snapshot
     itself: that part is kept. Returns the paths of the changed parts kept outside the snapshot.
 
@@ -301,9 +309,10 @@ def kept_in_pieces(records: dict[int, Record], rec: Record, fp: Fingerprint) -> 
     leaves, so a live list in it is compared with itself at the next snapshot and its growth
     never reaches the checkpoint. Only containers under the snapshot's dicts are looked at,
     each first by its reference count (O(1)); the diff and ``gc.get_referrers`` run only for a
-    part something else refers to.
+    part something else refers to. *node*: the node whose parts these are, when not the record's owner
+    (the node it was loaded into); *node_id*: its id, when it allows no weak reference.
     """
-    owner = rec.owner()
+    owner = node if node is not None or node_id is not None else rec.owner()
     try:
         attrs = vars(owner) if owner is not None else {}
     except TypeError:
@@ -318,6 +327,8 @@ def kept_in_pieces(records: dict[int, Record], rec: Record, fp: Fingerprint) -> 
     # The owner keeps its own parts (as an object when its attributes live inline, not in a __dict__);
     # this look's own (path, part) pairs are no keepers either.
     ignore = {id(r) for r in records.values()} | inside | {id(attrs), id(owner), id(candidates)}
+    if node_id is not None:
+        ignore.add(node_id)
     ignore.update(map(id, candidates))
     ignore.update(map(id, wanted))
     kept_parts = [(path, part) for path, part in wanted if keepers.held_by(part, ignore, set(), 4)]

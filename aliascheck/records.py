@@ -156,10 +156,25 @@ def handed(kind: str, owner_name: str, label: str, where: Where, thread: Any, ob
 
 
 def weak(obj: Any) -> Any:
+    """A weak reference to *obj*; for an object that allows none, a reference that reads None and
+    knows only the object's id (its liveness unknown)."""
     try:
         return weakref.ref(obj)
     except TypeError:
-        return lambda: None
+        return Unreferenced(id(obj))
+
+
+class Unreferenced:
+    """Stands for a weak reference to an object that allows none (``__slots__`` without
+    ``__weakref__``): reads None; ``id`` is the object's id while it is alive."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, ident: int) -> None:
+        self.id = ident
+
+    def __call__(self) -> None:
+        return None
 
 
 @dataclass

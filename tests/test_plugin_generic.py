@@ -78,3 +78,54 @@ def test_a_bad_class_name_is_one_clear_usage_error(pytester):
 def test_resolve_names_what_is_wrong(spec, message):
     with pytest.raises(UsageError, match=message):
         resolve(spec)
+
+
+ADOPTED = """
+import copy
+
+
+class Results:
+    __slots__ = ("toks",)  # no __weakref__: the original's death cannot be watched
+
+    def __init__(self, toks):
+        self.toks = toks
+
+    def __getstate__(self):
+        return {"toks": self.toks}  # the live list itself
+
+    def __setstate__(self, state):
+        self.toks = state["toks"]
+
+
+def parse():
+    memo = {0: Results(["a"])}
+    prev = memo.pop(0)
+    out = copy.copy(prev)  # pyparsing's Forward.parseImpl: the memo's entry is let go at once
+    del prev
+    return out
+
+
+def test_the_copy_alone_holds_what_it_adopted():
+    out = parse()
+    out.toks.append("b")
+    assert out.toks == ["a", "b"]
+
+
+def test_the_original_still_shares_it():
+    first = Results(["a"])
+    second = copy.copy(first)
+    second.toks.append("b")
+    assert first.toks == ["a", "b"]
+"""
+
+
+def test_a_state_adopted_by_a_copy_is_judged_only_while_another_holds_it(pytester):
+    """``copy.copy`` through ``__getstate__``/``__setstate__`` hands the original's live list to the copy.
+    While the original still holds it, the copy's append changes the original: a finding. When the
+    original was let go at once (pyparsing's left-recursion memo returns ``copy.copy(prev_result)``),
+    the list is the copy's alone: its append is its own (pyparsing's suite: 17 tests failed only under
+    --aliascheck)."""
+    pytester.makepyfile(test_adopted=ADOPTED)
+    result = pytester.runpytest("--aliascheck", "-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_adopted.py::test_the_original_still_shares_it*"])
