@@ -67,6 +67,24 @@ dict_of_atoms(PyObject *dict)
     return 1;
 }
 
+/* 1: every item of an exact set is an atom; 0: not; -1: an error. Iterated at C level (an exact set
+ * runs no code of the program's). */
+static int
+set_of_atoms(PyObject *set)
+{
+    PyObject *it = PyObject_GetIter(set), *item;
+    if (it == NULL) {
+        return -1;
+    }
+    int all = 1;
+    while (all && (item = PyIter_Next(it)) != NULL) {
+        all = is_atom(Py_TYPE(item));
+        Py_DECREF(item);
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : all;
+}
+
 /* 1: the type is in the set; 0: not; -1: an error. A type whose metatype has its own hash is
  * answered *otherwise* (never hashed here). */
 static int
@@ -185,8 +203,10 @@ keep(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         quiet = all_atoms(((PyTupleObject *)value)->ob_item, PyTuple_GET_SIZE(value));
     }
     /* The caller's name or temporary, the keeper's slot, the call's argument: 3. */
-    else if (!quiet && (kind == &PyList_Type || kind == &PyDict_Type) && Py_REFCNT(value) <= 3) {
-        Py_ssize_t n = kind == &PyList_Type ? PyList_GET_SIZE(value) : PyDict_GET_SIZE(value);
+    else if (!quiet && (kind == &PyList_Type || kind == &PyDict_Type || kind == &PySet_Type)
+             && Py_REFCNT(value) <= 3) {
+        Py_ssize_t n = kind == &PyList_Type ? PyList_GET_SIZE(value)
+                       : kind == &PyDict_Type ? PyDict_GET_SIZE(value) : PySet_GET_SIZE(value);
         if (n <= width) {
             int buffer = buffer_keeper(keeper);
             if (buffer < 0) {
@@ -194,7 +214,10 @@ keep(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             }
             if (!buffer) {
                 quiet = kind == &PyList_Type ? all_atoms(((PyListObject *)value)->ob_item, n)
-                                             : dict_of_atoms(value);
+                        : kind == &PyDict_Type ? dict_of_atoms(value) : set_of_atoms(value);
+                if (quiet < 0) {
+                    return NULL;
+                }
             }
         }
     }

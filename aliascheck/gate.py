@@ -3,7 +3,8 @@
 - :func:`keep`: after ``keeper.append(value)``, ``keeper[k] = value`` or ``keeper.a = value``,
   could :func:`aliascheck.boundary.kept` record or judge anything? Not for an atom, a tuple of
   atoms, or a short dict or list of atoms that only the keeper holds (kept into anything but an
-  array or tensor), unless the keeper itself is watched (part of something recorded).
+  array or tensor), unless the keeper itself is watched (part of something recorded). A short set of
+  atoms the keeper alone holds, the same.
   Asked with the statement's loop site and its own site when the value came from a loop: an item
   of a loop over the project's own generator (the loop site in ``FED``), of a type only held
   strongly (``HELD``), kept into something unwatched that is no array, and not the object the site
@@ -111,7 +112,7 @@ def keep(value: Any, keeper: Any, watch: bool = True, loop_site: int | None = No
     # The caller's reference, this frame's, getrefcount's argument's: 4 when only the keeper holds it
     # besides the marked code's own name or temporary (the compiled gate counts 3 for the same case).
     if (id(kind) in _ATOM_IDS or (kind is tuple and _atoms(value)) or (
-            (kind is list or kind is dict) and _getrefcount(value) <= 4 and len(value) <= _WIDTH
+            (kind is list or kind is dict or kind is set) and _getrefcount(value) <= 4 and len(value) <= _WIDTH
             and not _buffer_keeper(keeper) and _atoms(value.values() if kind is dict else value))
             or (_OWN and _hashed_as_type(kind) and kind in _OWN)):
         return watch and bool(_WATCHED) and id(keeper) in _WATCHED

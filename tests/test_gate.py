@@ -26,7 +26,7 @@ ATOM_VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow
                         st.binary(max_size=3))
 VALUES = st.recursive(ATOM_VALUES, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.tuples(inner, inner), st.dictionaries(st.text(max_size=2), inner, max_size=3),
-    st.builds(bytearray, st.binary(max_size=3))), max_leaves=8)
+    st.builds(bytearray, st.binary(max_size=3)), st.sets(ATOM_VALUES, max_size=3)), max_leaves=8)
 
 
 class _State:
