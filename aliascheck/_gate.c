@@ -17,6 +17,7 @@ static PyObject *buffers = NULL, *watched = NULL, *fed = NULL, *held = NULL, *se
 static PyObject *generator_loop = NULL, *atom_set = NULL;
 static PyObject *unbound = NULL, *unpassed = NULL, *quiet = NULL, *pending = NULL;  /* configure_calls */
 static PyObject *own = NULL;  /* configure_calls: the project's own types, kept as the project's structure */
+static int type_in_own(PyTypeObject *kind);
 static Py_ssize_t width = 0;
 static PyObject *one = NULL;  /* a SEEN entry's repeat */
 
@@ -49,6 +50,24 @@ all_atoms(PyObject *const *items, Py_ssize_t n)
     for (Py_ssize_t i = 0; i < n; i++) {
         if (!is_atom(Py_TYPE(items[i]))) {
             return 0;
+        }
+    }
+    return 1;
+}
+
+
+/* all_atoms, where an object of the project's own type counts as an atom too: -1 on an error. */
+static int
+atoms_or_own(PyObject *const *items, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTypeObject *kind = Py_TYPE(items[i]);
+        if (is_atom(kind)) {
+            continue;
+        }
+        int r = own != NULL && PySet_GET_SIZE(own) ? type_in_own(kind) : 0;
+        if (r <= 0) {
+            return r;
         }
     }
     return 1;
@@ -94,6 +113,12 @@ type_in(PyObject *set, PyTypeObject *kind, int otherwise)
         return otherwise;
     }
     return PySet_Contains(set, (PyObject *)kind);
+}
+
+static int
+type_in_own(PyTypeObject *kind)
+{
+    return type_in(own, kind, 0);
 }
 
 /* 1: the keeper's type is a buffer type (or one this gate does not hash: the runtime decides). */
@@ -213,7 +238,7 @@ keep(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 return NULL;
             }
             if (!buffer) {
-                quiet = kind == &PyList_Type ? all_atoms(((PyListObject *)value)->ob_item, n)
+                quiet = kind == &PyList_Type ? atoms_or_own(((PyListObject *)value)->ob_item, n)
                         : kind == &PyDict_Type ? dict_of_atoms(value) : set_of_atoms(value);
                 if (quiet < 0) {
                     return NULL;

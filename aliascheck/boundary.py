@@ -937,7 +937,7 @@ def _fresh(value: Any) -> bool:
         return False
 
 
-OWN_WIDTH = 64  # a container with more items is looked at as before (fresh, fingerprinted)
+OWN_WIDTH = QUIET_WIDTH  # a container with more items is looked at as before (fresh, fingerprinted)
 
 
 def _own_parts(value: Any) -> bool:
@@ -948,12 +948,16 @@ def _own_parts(value: Any) -> bool:
         return False
     items = value.values() if type(value) is dict else value
     last: Any = None
-    for kind in map(type, items):  # never hashed: a metaclass's __hash__ is the program's code
+    own = []
+    for kind in map(type, items):  # never hashed here: a metaclass's __hash__ is the program's code
         if kind is last or id(kind) in _ATOM_IDS:
             continue
         if kind is tuple or _buffer_type(kind) or not _project_type(kind):
             return False
         last = kind
+        own.append(kind)
+    # Learnt for the marked code (a list of them the keeper alone holds asks nothing next time).
+    OWN.update(kind for kind in own if gate._hashed_as_type(kind))
     return True
 
 

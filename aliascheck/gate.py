@@ -93,6 +93,15 @@ def _atoms(items: Any) -> bool:
     return True
 
 
+def _atoms_or_own(items: Any) -> bool:
+    """:func:`_atoms`, where an object of the project's own type (``OWN``) counts as one too."""
+    ids = _ATOM_IDS
+    for kind in map(type, items):
+        if id(kind) not in ids and not (_OWN and _hashed_as_type(kind) and kind in _OWN):
+            return False
+    return True
+
+
 def _buffer_keeper(keeper: Any) -> bool:
     """An array or tensor (or a type not hashed here: the runtime decides)."""
     kind = type(keeper)
@@ -113,7 +122,8 @@ def keep(value: Any, keeper: Any, watch: bool = True, loop_site: int | None = No
     # besides the marked code's own name or temporary (the compiled gate counts 3 for the same case).
     if (id(kind) in _ATOM_IDS or (kind is tuple and _atoms(value)) or (
             (kind is list or kind is dict or kind is set) and _getrefcount(value) <= 4 and len(value) <= _WIDTH
-            and not _buffer_keeper(keeper) and _atoms(value.values() if kind is dict else value))
+            and not _buffer_keeper(keeper) and (_atoms_or_own(value) if kind is list
+                                                else _atoms(value.values() if kind is dict else value)))
             or (_OWN and _hashed_as_type(kind) and kind in _OWN)):
         return watch and bool(_WATCHED) and id(keeper) in _WATCHED
     return True
