@@ -286,6 +286,7 @@ _ledger: Any = None
 
 def start(ledger: Any) -> None:
     global _on, _ledger, _test, ADOPTING
+    _configure_gates()
     _ledger, _test, _on = ledger, _Test(), True
     ADOPTING = ledger.adopters if ledger is not None else {}
     _gates.unwatch()
@@ -1593,9 +1594,18 @@ UNBOUND: set[type] = {*ATOMS, tuple, frozenset}
 # the marked code asks only whether the keeper is watched (:func:`aliascheck.gate.keep`). Per test.
 OWN: set[type] = set()
 UNPASSED: set[type] = {*ATOMS, tuple, frozenset}
-for _configured in {gate, _gates}:
-    _configured.configure_calls(UNBOUND, UNPASSED, QUIET, PENDING, OWN)
 BIND, PASSES, PENDED = _gates.bind, _gates.passes, _gates.pended
+
+
+def _configure_gates() -> None:
+    """Point both gates at this module's sets (at import, and at each start: a second import of this
+    module, by a test of the program's or pytester's own, must not leave the gates reading its sets)."""
+    for impl in {gate, _gates}:
+        impl.configure(ATOMS, BUFFERS, WATCHED, FED, HELD, SEEN, _Last, QUIET_WIDTH, generator_loop)
+        impl.configure_calls(UNBOUND, UNPASSED, QUIET, PENDING, OWN)
+
+
+_configure_gates()
 
 
 def _kept_by(func: Any, obj: Any) -> bool:
