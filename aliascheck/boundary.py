@@ -1656,7 +1656,18 @@ def _resolved(callee: Any) -> Any:
     if type(callee) is not tuple:
         return callee
     owner, name = callee
-    return vars(owner).get(name) if type(owner) is types.ModuleType else None
+    if type(owner) is types.ModuleType:
+        return vars(owner).get(name)
+    if issubclass(type(owner), type):  # ``Node.from_sorted(xs)``: the class's own entry, no descriptor run
+        for base in _MRO(owner):
+            found = _CLASS_DICT(base).get(name)
+            if found is not None:
+                return found.__func__ if type(found) in (classmethod, staticmethod) else found
+    return None  # an instance's method: its own attributes may shadow the class's (unknown)
+
+
+_MRO = type.__dict__["__mro__"].__get__  # read as type itself reads them: a metaclass's override is not run
+_CLASS_DICT = type.__dict__["__dict__"].__get__
 
 
 def _refcounts(parts: list[tuple[int, int, str, Any]]) -> list[int]:

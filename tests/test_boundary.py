@@ -1629,6 +1629,51 @@ def test_a_project_modules_function_called_by_attribute_is_known_before_the_call
         boundary.stop()
 
 
+
+def test_a_project_classs_method_called_on_the_class_is_known_before_the_call(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``Node.from_sorted(xs)`` (a classmethod of the project's class, intervaltree's tree building): the
+    callee is read from the class's own dict along its MRO (no descriptor, no metaclass code), so the
+    call passes nothing out; a library class's method (``collections.OrderedDict.fromkeys``) is looked at."""
+    import collections
+
+    from aliascheck import boundary, rewrite
+
+    path = str(tmp_path / "tree.py")
+    looked: list[int] = []
+    real = boundary._handed_parts
+    monkeypatch.setattr(boundary, "_handed_parts", lambda argsets: (looked.append(1), real(argsets))[1])
+    _as_project(monkeypatch, path)
+    source = textwrap.dedent("""
+        class Base:
+            @classmethod
+            def from_sorted(cls, xs):
+                return len(xs)
+
+        class Node(Base):
+            @staticmethod
+            def size(xs):
+                return len(xs)
+
+        def own(xs):
+            Node.from_sorted(xs)
+            Node.size(xs)
+
+        def lib(xs):
+            collections.OrderedDict.fromkeys(xs)
+    """)
+    namespace: dict[str, Any] = {"__name__": "tree", "collections": collections}
+    exec(rewrite.compile_marked(source, path), namespace)
+    boundary.start(None)
+    try:
+        boundary.begin()
+        namespace["own"]([1, [2]])
+        assert looked == []
+        namespace["lib"]([1, 2])
+        assert looked
+    finally:
+        boundary.stop()
+
 SHARED_FRAMES = '''
     import multiprocessing as mp
     from multiprocessing import shared_memory
