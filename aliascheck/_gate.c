@@ -44,19 +44,9 @@ is_atom(PyTypeObject *kind)
     return 0;
 }
 
-static int
-all_atoms(PyObject *const *items, Py_ssize_t n)
-{
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (!is_atom(Py_TYPE(items[i]))) {
-            return 0;
-        }
-    }
-    return 1;
-}
 
 
-/* all_atoms, where an object of the project's own type counts as an atom too: -1 on an error. */
+/* 1: every item is an atom or an object of the project's own type (see keep); 0: not; -1: an error. */
 static int
 atoms_or_own(PyObject *const *items, Py_ssize_t n)
 {
@@ -225,7 +215,10 @@ keep(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyTypeObject *kind = Py_TYPE(value);
     int quiet = is_atom(kind);
     if (!quiet && kind == &PyTuple_Type) {
-        quiet = all_atoms(((PyTupleObject *)value)->ob_item, PyTuple_GET_SIZE(value));
+        quiet = atoms_or_own(((PyTupleObject *)value)->ob_item, PyTuple_GET_SIZE(value));
+        if (quiet < 0) {
+            return NULL;
+        }
     }
     /* The caller's name or temporary, the keeper's slot, the call's argument: 3. */
     else if (!quiet && (kind == &PyList_Type || kind == &PyDict_Type || kind == &PySet_Type)

@@ -391,8 +391,8 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
     if kind in _PLAIN:
         if others <= 0 and _atoms_only(value):
             return  # a container of atoms the keeper alone holds: nothing to judge, ever
-    elif _scalar(value) or mutability.immutable(value):
-        return
+    elif _scalar(value) or mutability.immutable(value) or (kind is tuple and _own_parts(value, 0)):
+        return  # a tuple of atoms and the project's own objects can change only inside them: never judged
     how = "attr" if attr is not None else "item"
     key: Any = attr
     if how == "item" and type(keeper) in _SEQUENCES:
@@ -941,25 +941,38 @@ def _fresh(value: Any) -> bool:
 OWN_WIDTH = QUIET_WIDTH  # a container with more items is looked at as before (fresh, fingerprinted)
 
 
-def _own_parts(value: Any) -> bool:
-    """A short dict or list of atoms and the project's own objects (``self._keys = [self]``, a parser's
-    list of its own nodes): the project's structure, no library's live object in it. Exact types only,
-    read at C level; a buffer is never the project's own here."""
+def _own_parts(value: Any, depth: int = 2) -> bool:
+    """A short dict, list or tuple of atoms and the project's own objects (``self._keys = [self]``, a
+    parser's list of its own nodes, a packrat cache's ``(loc, results, loc)``), or of such containers
+    *depth* levels down (a results object's ``{name: [its own items]}``): the project's structure, no
+    library's live object in it. Exact types only, read at C level; a buffer is never the project's own
+    here. The own types met are learnt for the marked code (:data:`OWN`)."""
+    own: list[type] = []
+    if not _own_items(value, depth, own):
+        return False
+    OWN.update(kind for kind in own if gate._hashed_as_type(kind))
+    return True
+
+
+def _own_items(value: Any, depth: int, own: list[type]) -> bool:
     if len(value) > OWN_WIDTH:
         return False
     items = value.values() if type(value) is dict else value
     last: Any = None
-    own = []
-    for kind in map(type, items):  # never hashed here: a metaclass's __hash__ is the program's code
+    for item in items:
+        kind = type(item)  # never hashed here: a metaclass's __hash__ is the program's code
         if kind is last or id(kind) in _ATOM_IDS:
             continue
-        if kind is tuple or _buffer_type(kind) or not _project_type(kind):
+        if kind is tuple or kind is list or kind is dict:  # by identity: a metaclass's __eq__ is the program's
+            if not depth or not _own_items(item, depth - 1, own):
+                return False
+            continue
+        if _buffer_type(kind) or not _project_type(kind):
             return False
         last = kind
         own.append(kind)
-    # Learnt for the marked code (a list of them the keeper alone holds asks nothing next time).
-    OWN.update(kind for kind in own if gate._hashed_as_type(kind))
     return True
+
 
 
 _ATOM_IDS = frozenset(map(id, mutability.ATOMS))

@@ -120,7 +120,7 @@ def keep(value: Any, keeper: Any, watch: bool = True, loop_site: int | None = No
         return False
     # The caller's reference, this frame's, getrefcount's argument's: 4 when only the keeper holds it
     # besides the marked code's own name or temporary (the compiled gate counts 3 for the same case).
-    if (id(kind) in _ATOM_IDS or (kind is tuple and _atoms(value)) or (
+    if (id(kind) in _ATOM_IDS or (kind is tuple and _atoms_or_own(value)) or (
             (kind is list or kind is dict or kind is set) and _getrefcount(value) <= 4 and len(value) <= _WIDTH
             and not _buffer_keeper(keeper) and (_atoms_or_own(value) if kind is list
                                                 else _atoms(value.values() if kind is dict else value)))

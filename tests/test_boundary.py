@@ -818,8 +818,9 @@ def test_pipeline_items_call_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 def test_a_container_of_the_projects_own_objects_is_not_recorded(monkeypatch: pytest.MonkeyPatch,
                                                                  tmp_path: Path) -> None:
-    """``self._keys = [self]`` (tomlkit's Key, made for every key parsed) and a list of the project's own
-    nodes bound to an attribute hold no library's live object: nothing is recorded or fingerprinted.
+    """``self._keys = [self]`` (tomlkit's Key, made for every key parsed), a list of the project's own
+    nodes bound to an attribute, a dict of such lists and a tuple of atoms and own objects kept in a
+    cache (pyparsing) hold no library's live object: nothing is recorded or fingerprinted.
     A list holding a library's object (a ``collections.OrderedDict``) is, as before."""
     import collections
     import sys
@@ -842,6 +843,11 @@ def test_a_container_of_the_projects_own_objects_is_not_recorded(monkeypatch: py
         class Table:
             def __init__(self, value):
                 self._value = list(value)
+
+        class Results:
+            def __init__(self, named, cache):
+                self._named = dict(named)  # {name: [own objects]}: a results object's index
+                cache[len(cache)] = (0, self, len(named))  # a packrat cache's (loc, results, loc)
     """)
     module = types.ModuleType("keys")
     module.__file__ = path
@@ -854,6 +860,10 @@ def test_a_container_of_the_projects_own_objects_is_not_recorded(monkeypatch: py
         keys = [namespace["Key"](str(i)) for i in range(20)]
         dotted = [namespace["Dotted"](keys[i:i + 2]) for i in range(10)]
         assert len(dotted) == 10 and boundary._test.records == []
+        cache: dict[int, Any] = {}
+        for i in range(5):
+            namespace["Results"]({"k": keys[i:i + 3], "n": [i]}, cache)
+        assert len(cache) == 5 and boundary._test.records == []
         shared = collections.OrderedDict(a=1)
         namespace["Table"]([shared, 1])
         assert [rec.owner_name for rec in boundary._test.records] == ["list"]

@@ -109,6 +109,7 @@ def test_an_object_of_a_project_type_learnt_is_asked_only_about_its_keeper(both:
         assert not state.impl.keep(node, keeper) and state.impl.keep(odd, keeper)
         # A short list of atoms and such objects that only the keeper holds is the project's structure too.
         assert not state.impl.keep([_Node(), 1, "a"], keeper) and state.impl.keep([_Odd(), 1], keeper)
+        assert not state.impl.keep((1, _Node(), "a"), keeper) and state.impl.keep((1, []), keeper)
         state.impl.watch((id(keeper),))
         assert state.impl.keep(node, keeper) and not state.impl.keep(node, keeper, False)
         state.impl.unwatch()
