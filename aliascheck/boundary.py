@@ -958,6 +958,8 @@ def _own_items(value: Any, depth: int, own: list[type]) -> bool:
     if len(value) > OWN_WIDTH:
         return False
     items = value.values() if type(value) is dict else value
+    if ONLY_ATOMS(map(type, items)):  # the common case, at C speed
+        return True
     last: Any = None
     for item in items:
         kind = type(item)  # never hashed here: a metaclass's __hash__ is the program's code
