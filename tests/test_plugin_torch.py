@@ -79,14 +79,18 @@ def test_best_copied_by_the_test_never_loaded():
 """
 
 
+def findings_by_test(pytester) -> dict[str, list[dict]]:
+    """The JSON report's findings (``--aliascheck-report=r.json``), by test function name."""
+    by_test: dict[str, list[dict]] = {}
+    for f in json.loads((pytester.path / "r.json").read_text())["findings"]:
+        by_test.setdefault(f["test"].split("::")[1], []).append(f)
+    return by_test
+
 def test_training_is_clean_and_kept_live_state_is_flagged(pytester):
     pytester.makepyfile(test_train=TRAINING)
     result = pytester.runpytest("--aliascheck", "--aliascheck-report=r.json", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=3)
-    findings = json.loads((pytester.path / "r.json").read_text())["findings"]
-    by_test = {}
-    for f in findings:
-        by_test.setdefault(f["test"].split("::")[1], []).append(f)
+    by_test = findings_by_test(pytester)
     assert "test_ordinary_training_with_checkpoints" not in by_test
     assert "test_best_copied_by_the_test_never_loaded" not in by_test
     # Judged at the test's end check, while the test's name still held it (its frame kept till then).
@@ -228,10 +232,7 @@ def test_a_snapshot_serialised_after_its_owner_changed_it(pytester):
     pytester.makepyfile(test_saved=SAVED)
     result = pytester.runpytest("--aliascheck", "--aliascheck-report=r.json", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3, failed=3)
-    findings = json.loads((pytester.path / "r.json").read_text())["findings"]
-    by_test = {}
-    for f in findings:
-        by_test.setdefault(f["test"].split("::")[1], []).append(f)
+    by_test = findings_by_test(pytester)
     assert set(by_test) == {"test_best_saved_after_training", "test_best_inside_a_checkpoint_saved_after_training",
                             "test_optimizer_state_pickled_after_more_steps"}
     for found in by_test.values():
