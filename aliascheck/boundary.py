@@ -252,6 +252,7 @@ class _Test:
         self.holds: dict[int, int] = {}  # id of a keeper -> how many records refer to it
         # Found at a next keep, reported at the end: (record, changes, check, where it sat).
         self.pending: list[tuple[Record, list[Change], str, str]] = []
+        self.again: Any = None  # the keeper of a keep of the very object its line kept last, while judged
 
     # The facts the rules Kept and Handed (aliascheck.judge) decide on.
     def view(self, value: Any) -> bool:
@@ -822,7 +823,14 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
         # or an array or tensor (hashed at C speed).
         # The very object kept again by this line, as its last keep was (a history of one object, not a
         # tour that comes back to an object among others: A, B, A), is judged whoever wrote it.
-        _judge_one(prev, AGAIN if prev.obj is value and how == "item" and repeat >= 2 else "next keep")
+        if prev.obj is value and how == "item" and repeat >= 2:
+            t.again = keeper  # the keeper in hand: counted without looking for it among the referrers
+            try:
+                _judge_one(prev, AGAIN)
+            finally:
+                t.again = None
+        else:
+            _judge_one(prev, "next keep")
     if (how == "name" and prev is not None and prev.kind == "kept" and not prev.flagged
             and prev.obj is not None and t.released(prev)):
         # The name let go of what it held, and nobody else holds it: nothing can read it any more, so
@@ -1038,7 +1046,10 @@ def _held_again(rec: Record) -> bool:
     """Whether the keeper (a list, dict or deque) holds the kept value at two places or more now: the
     same object kept again at one line, its earlier slots still there (a history of one object).
     Counted by identity at C speed, over the keeper's exact type only (no ``__iter__`` of the program's)."""
-    keeper = rec.adopter.find(rec.obj)
+    keep: _Keep = rec.adopter
+    keeper = _test.again
+    if keeper is None or not _refers_to(keep.ref, keeper):
+        keeper = keep.find(rec.obj)  # another keeper than this keep's (one heap scan)
     kind = type(keeper)
     if kind not in _HISTORIES:
         return False
@@ -1047,6 +1058,13 @@ def _held_again(rec: Record) -> bool:
 
 
 _HISTORIES = (list, dict, collections.deque)
+
+
+def _refers_to(ref: Any, obj: Any) -> bool:
+    """Whether a keep's reference (:func:`_reference`) is to *obj*, alive in the caller's hands."""
+    if type(ref) is _ById:
+        return ref.id == id(obj) and ref.type is type(obj)
+    return ref() is obj
 
 
 def _attribute(obj: Any, name: str) -> Any:

@@ -536,7 +536,9 @@ class Ledger:
             elif issubclass(type(obj), _CHECKPOINTS):  # a checkpoint dict holding one, 3 levels down (ids at C speed)
                 recorded = self.records.keys()
                 parts = probe.reachable(obj, 3)
-                found = [self.records[key] for key in set(filter(recorded.__contains__, map(id, parts)))]
+                # .get: a worker thread's handover may drop a record meanwhile
+                found = [rec for key in set(filter(recorded.__contains__, map(id, parts)))
+                         if (rec := self.records.get(key)) is not None]
             else:
                 return
             for rec in found:

@@ -870,6 +870,56 @@ def test_a_container_of_the_projects_own_objects_is_not_recorded(monkeypatch: py
     finally:
         boundary.stop()
 
+
+def test_a_history_of_one_object_is_counted_in_the_keepers_hands(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
+    """The same dict kept again at one line after its tracker wrote it (a slot holding the latest, and a
+    history): the keeper the statement holds is counted, never looked for among the value's referrers
+    (a heap scan per keep). The slot stays clean with no scan; the history is still found (its report
+    reads where the value sits, once)."""
+    import sys
+    import types
+
+    from aliascheck import boundary, rewrite
+
+    path = str(tmp_path / "loop.py")
+    _as_project(monkeypatch, path)
+    scans: list[int] = []
+    real = boundary._ById.find
+    monkeypatch.setattr(boundary._ById, "find", lambda self, value: (scans.append(1), real(self, value))[1])
+    source = textwrap.dedent("""
+        class Tracker:
+            def __init__(self):
+                self.metrics = {"step": 0}
+
+            def update(self):
+                self.metrics["step"] += 1
+                return self.metrics
+
+        def latest(n):
+            t, state = Tracker(), {}
+            for _ in range(n):
+                state["m"] = t.update()
+
+        def history(n):
+            t, out = Tracker(), []
+            for _ in range(n):
+                out.append(t.update())
+    """)
+    module = types.ModuleType("loop")
+    module.__file__ = path
+    monkeypatch.setitem(sys.modules, "loop", module)
+    exec(rewrite.compile_marked(source, path), vars(module))
+    boundary.start(None)
+    try:
+        boundary.begin()
+        module.latest(20)
+        assert boundary._test.pending == [] and scans == []
+        module.history(5)
+        assert [check for _, _, check, _ in boundary._test.pending] == ["kept again"]
+    finally:
+        boundary.stop()
+
 # -- what the rewriting must not change -------------------------------------------------
 
 
