@@ -44,8 +44,6 @@ is_atom(PyTypeObject *kind)
     return 0;
 }
 
-
-
 /* 1: every item is an atom or an object of the project's own type (see keep); 0: not; -1: an error. */
 static int
 atoms_or_own(PyObject *const *items, Py_ssize_t n)

@@ -434,7 +434,6 @@ def _made(source: int) -> bool:
     return False
 
 
-AGAIN = KEPT_AGAIN  # the check judging what one line kept before, when it keeps the very object again
 MADE = -3  # a kept value's source when the project built it from its own parts (aliascheck.rewrite.MADE)
 FED: set[int] = set()  # loop sites whose iterable (at the loop's last start) is one of the project's own generators
 PRODUCERS: dict[int, int] = {}  # FED's loop site -> the id of its generator's code (the writer of what it yields)
@@ -458,9 +457,7 @@ def generator_loop(iterable: Any, site: int) -> Any:
 
 # The marked code's two per-statement questions, compiled where the install could (aliascheck.gate):
 # GATE(value, keeper[, watch]) before a call to kept; loop(iterable, site) at every loop's start.
-_gates: Any = gate._compiled if gate.COMPILED else gate
-for _configured in {gate, _gates}:
-    _configured.configure(ATOMS, BUFFERS, WATCHED, FED, HELD, SEEN, _Last, QUIET_WIDTH, generator_loop)
+_gates: Any = gate._compiled if gate.COMPILED else gate  # configured below (_configure_gates)
 GATE, SELF, WATCHING, BUFFER, loop = _gates.keep, _gates.receiver, _gates.watching, _gates.buffer, _gates.loop
 BUFFER_OR_WATCHED, RETURNING = _gates.buffer_or_watched, _gates.returning
 
@@ -826,7 +823,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
         if prev.obj is value and how == "item" and repeat >= 2:
             t.again = keeper  # the keeper in hand: counted without looking for it among the referrers
             try:
-                _judge_one(prev, AGAIN)
+                _judge_one(prev, KEPT_AGAIN)
             finally:
                 t.again = None
         else:
@@ -853,7 +850,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
         if not view and not memory and (type(value) not in (dict, list) or _own_parts(value) or _fresh(value)):
             # Never a history: nothing to remember of it, and no reference to keep it alive past the
             # program's own (pyparsing's Forward warns from __del__ when the And holding it is dropped).
-            if t.seen.get(site) is not None and t.seen[site].holds(value):
+            if (last := t.seen.get(site)) is not None and last.holds(value):
                 del t.seen[site]
             return
     elif (others <= 0 and repeat == 1 and not view and not memory
@@ -982,7 +979,6 @@ def _own_items(value: Any, depth: int, own: list[type]) -> bool:
         last = kind
         own.append(kind)
     return True
-
 
 
 _ATOM_IDS = frozenset(map(id, mutability.ATOMS))
