@@ -529,6 +529,308 @@ configure(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+
+/* -- flat messages on in-process channels (plugins/message_log.py: _send_flat, _flat_taken) --------
+ * The per-message fast path of a dict or list of atoms put on a queue and taken unchanged, which
+ * message_log's Python answers the same way, more slowly. A send is recorded here only when its
+ * site's context is already in SENDS (message_log made it on an earlier send, in Python): anything
+ * else (not flat, sent again, a new site, thread, channel or ledger) answers NotImplemented, and the
+ * Python path decides. Nothing here runs code of the program's: exact dicts and lists of atoms, ints
+ * as keys. */
+static PyObject *flat_table = NULL, *received_table = NULL, *sends_table = NULL;
+static PyObject *pickled_flat_table = NULL, *pickled_table = NULL, *pending_flat_table = NULL;
+static PyObject *str_unchanged = NULL;
+
+static PyObject *
+configure_messages(PyObject *module, PyObject *args)
+{
+    PyObject *f, *r, *s, *pf, *p, *pending;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!:configure_messages", &PyDict_Type, &f, &PyDict_Type, &r,
+                          &PyDict_Type, &s, &PyDict_Type, &pf, &PyDict_Type, &p, &PyDict_Type, &pending)) {
+        return NULL;
+    }
+    Py_XSETREF(flat_table, Py_NewRef(f));
+    Py_XSETREF(received_table, Py_NewRef(r));
+    Py_XSETREF(sends_table, Py_NewRef(s));
+    Py_XSETREF(pickled_flat_table, Py_NewRef(pf));
+    Py_XSETREF(pickled_table, Py_NewRef(p));
+    Py_XSETREF(pending_flat_table, Py_NewRef(pending));
+    Py_RETURN_NONE;
+}
+
+/* A copy of an exact dict or list whose keys and items are all atoms; NULL without an error: not flat. */
+static PyObject *
+flat_copy(PyObject *item)
+{
+    if (n_atoms == 0) {
+        return NULL;
+    }
+    if (PyDict_CheckExact(item)) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(item, &pos, &key, &value)) {
+            if (!is_atom(Py_TYPE(key)) || !is_atom(Py_TYPE(value))) {
+                return NULL;
+            }
+        }
+        return PyDict_Copy(item);
+    }
+    if (PyList_CheckExact(item)) {
+        Py_ssize_t n = PyList_GET_SIZE(item);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!is_atom(Py_TYPE(PyList_GET_ITEM(item, i)))) {
+                return NULL;
+            }
+        }
+        return PyList_GetSlice(item, 0, n);
+    }
+    return NULL;
+}
+
+/* The key of a send site in SENDS: the code object's address and the instruction, in one int
+ * (message_log._site_key computes the same); 0: none (a frame past the Python path's reach). */
+static unsigned long long
+site_key(PyObject *past, PyObject **code_out)
+{
+#if PY_VERSION_HEX >= 0x030B0000
+    PyFrameObject *frame = PyEval_GetFrame();  /* borrowed: the wrapper's own */
+    if (frame == NULL) {
+        return 0;
+    }
+    PyFrameObject *back = PyFrame_GetBack(frame);
+    while (back != NULL) {
+        PyCodeObject *code = PyFrame_GetCode(back);
+        int skip = PySet_Contains(past, code->co_filename);
+        if (skip == 0) {
+            int lasti = PyFrame_GetLasti(back);
+            Py_DECREF(back);
+            uintptr_t address = (uintptr_t)code;
+            Py_DECREF(code);  /* alive: the frame's function, and SENDS' context holds it */
+            if (lasti < 0 || (lasti >> 1) >= (1 << 20) || (address >> 3) >= ((uintptr_t)1 << 44)) {
+                return 0;
+            }
+            *code_out = (PyObject *)code;
+            return ((unsigned long long)(address >> 3) << 20) | (unsigned long long)(lasti >> 1);
+        }
+        Py_DECREF(code);
+        if (skip < 0) {
+            PyErr_Clear();
+            Py_DECREF(back);
+            return 0;
+        }
+        PyFrameObject *next = PyFrame_GetBack(back);
+        Py_DECREF(back);
+        back = next;
+    }
+#endif
+    return 0;
+}
+
+/* The sending thread's list in PENDING_FLAT gets *entry*. */
+static int
+pending_append(PyObject *entry)
+{
+    PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+    if (ident == NULL) {
+        return -1;
+    }
+    PyObject *mine = PyDict_GetItemWithError(pending_flat_table, ident);  /* borrowed */
+    int r;
+    if (mine != NULL && PyList_CheckExact(mine)) {
+        r = PyList_Append(mine, entry);
+    }
+    else if (PyErr_Occurred()) {
+        r = -1;
+    }
+    else {
+        PyObject *list = PyList_New(1);
+        r = list == NULL ? -1 : 0;
+        if (list != NULL) {
+            PyList_SET_ITEM(list, 0, Py_NewRef(entry));
+            r = PyDict_SetItem(pending_flat_table, ident, list);
+            Py_DECREF(list);
+        }
+    }
+    Py_DECREF(ident);
+    return r;
+}
+
+/* flat_send(item, channel, owner, past, ledger[, pickled]): the entry recorded, or NotImplemented.
+ * pickled true: a channel that pickles later (multiprocessing.Queue): recorded in PICKLED_FLAT and
+ * on the sending thread's list in PENDING_FLAT, for its next receive. */
+static PyObject *
+flat_send(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 && nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "flat_send(item, channel, owner, past, ledger[, pickled])");
+        return NULL;
+    }
+    PyObject *item = args[0], *channel = args[1], *owner = args[2], *past = args[3], *ledger = args[4];
+    int pickled = nargs == 6 && args[5] == Py_True;
+    PyObject *table = pickled ? pickled_flat_table : flat_table, *others = pickled ? pickled_table : received_table;
+    if (table == NULL || !PyAnySet_Check(past)) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *code = NULL;
+    unsigned long long site = site_key(past, &code);
+    if (site == 0) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *key = PyLong_FromUnsignedLongLong(site);
+    if (key == NULL) {
+        return NULL;
+    }
+    PyObject *context = PyDict_GetItemWithError(sends_table, key);  /* borrowed */
+    Py_DECREF(key);
+    /* (sends, ident, ledger, id(channel), owner, sends.sent): made by message_log._send_flat */
+    if (context == NULL || !PyTuple_CheckExact(context) || PyTuple_GET_SIZE(context) != 6
+            || PyTuple_GET_ITEM(context, 2) != ledger || PyTuple_GET_ITEM(context, 4) != owner
+            || PyLong_AsVoidPtr(PyTuple_GET_ITEM(context, 3)) != (void *)channel
+            || PyLong_AsUnsignedLong(PyTuple_GET_ITEM(context, 1)) != PyThread_get_thread_ident()) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    Py_INCREF(context);  /* an allocation below may collect, and a finalizer change SENDS */
+    PyObject *entry = NULL, *id = PyLong_FromVoidPtr(item);
+    if (id == NULL) {
+        goto done;
+    }
+    int again = PyDict_Contains(table, id);
+    if (again == 0) {
+        again = PyDict_Contains(others, id);
+    }
+    if (again != 0) {  /* sent again before it was taken (or an error) */
+        entry = again < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+        goto done;
+    }
+    PyObject *copy = flat_copy(item);
+    if (copy == NULL) {
+        entry = PyErr_Occurred() ? NULL : Py_NewRef(Py_NotImplemented);
+        goto done;
+    }
+    entry = PyTuple_Pack(3, item, copy, PyTuple_GET_ITEM(context, 0));
+    Py_DECREF(copy);
+    if (entry == NULL || PyDict_SetItem(table, id, entry) < 0) {
+        Py_CLEAR(entry);
+        goto done;
+    }
+    if (pickled && pending_append(entry) < 0) {
+        PyDict_DelItem(table, id);
+        Py_CLEAR(entry);
+        goto done;
+    }
+    PyObject *counter = PyTuple_GET_ITEM(context, 5);
+    PyObject *n = Py_TYPE(counter)->tp_iternext != NULL ? Py_TYPE(counter)->tp_iternext(counter) : NULL;
+    if (n == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "a context's count is an iterator");
+        }
+        Py_CLEAR(entry);
+        goto done;
+    }
+    Py_DECREF(n);
+done:
+    Py_XDECREF(id);
+    Py_DECREF(context);
+    return entry;
+}
+
+static int
+same_flat(PyObject *flat, PyObject *item)
+{
+    if (Py_TYPE(flat) != Py_TYPE(item)) {
+        return 0;
+    }
+    if (PyDict_CheckExact(flat)) {
+        if (PyDict_GET_SIZE(flat) != PyDict_GET_SIZE(item)) {
+            return 0;
+        }
+        Py_ssize_t i = 0, j = 0;
+        PyObject *k1, *v1, *k2, *v2;
+        while (PyDict_Next(flat, &i, &k1, &v1)) {
+            if (!PyDict_Next(item, &j, &k2, &v2) || k1 != k2 || v1 != v2) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(flat);
+    if (n != PyList_GET_SIZE(item)) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyList_GET_ITEM(flat, i) != PyList_GET_ITEM(item, i)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* flat_same(flat, item): item holds the very keys and values its flat copy holds, in order. */
+static PyObject *
+flat_same(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "flat_same(flat, item)");
+        return NULL;
+    }
+    if (!(PyDict_CheckExact(args[0]) || PyList_CheckExact(args[0]))) {
+        PyErr_SetString(PyExc_TypeError, "a flat copy is an exact dict or list");
+        return NULL;
+    }
+    return PyBool_FromLong(same_flat(args[0], args[1]));
+}
+
+/* flat_taken(item): item was taken off a channel. None: it was not sent flat; True: it was, and is
+ * unchanged (counted); else its entry (item, copy, sends), popped, for the Python path to judge. */
+static PyObject *
+flat_taken(PyObject *module, PyObject *item)
+{
+    if (flat_table == NULL) {
+        Py_RETURN_NONE;
+    }
+    PyObject *id = PyLong_FromVoidPtr(item);
+    if (id == NULL) {
+        return NULL;
+    }
+    PyObject *entry = PyDict_GetItemWithError(flat_table, id);
+    if (entry == NULL) {
+        Py_DECREF(id);
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    Py_INCREF(entry);
+    int r = PyDict_DelItem(flat_table, id);
+    Py_DECREF(id);
+    if (r < 0) {
+        Py_DECREF(entry);
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3) {
+        return entry;
+    }
+    PyObject *flat = PyTuple_GET_ITEM(entry, 1);
+    if (!(PyDict_CheckExact(flat) || PyList_CheckExact(flat)) || !same_flat(flat, item)) {
+        return entry;
+    }
+    PyObject *counter = PyObject_GetAttr(PyTuple_GET_ITEM(entry, 2), str_unchanged);
+    Py_DECREF(entry);
+    if (counter == NULL) {
+        return NULL;
+    }
+    PyObject *n = PyIter_Next(counter);
+    Py_DECREF(counter);
+    if (n == NULL) {
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_True);
+    }
+    Py_DECREF(n);
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
     {"keep", (PyCFunction)(void (*)(void))keep, METH_FASTCALL, "keep(value, keeper[, watch[, loop_site, site]]): see aliascheck.gate"},
     {"loop", (PyCFunction)(void (*)(void))loop, METH_FASTCALL, "loop(iterable, site): see aliascheck.gate"},
@@ -545,6 +847,13 @@ static PyMethodDef methods[] = {
     {"pended", pended, METH_O, "pended(site): see aliascheck.gate"},
     {"configure_calls", configure_calls, METH_VARARGS, "configure_calls(unbound, unpassed, quiet, pending[, own])"},
     {"configure", configure, METH_VARARGS, "configure(atoms, buffers, watched, fed, held, seen, last, width, generator_loop)"},
+    {"configure_messages", configure_messages, METH_VARARGS,
+     "configure_messages(flat, received, sends, pickled_flat, pickled, pending_flat)"},
+    {"flat_send", (PyCFunction)(void (*)(void))flat_send, METH_FASTCALL,
+     "flat_send(item, channel, owner, past, ledger): see aliascheck.plugins.message_log"},
+    {"flat_same", (PyCFunction)(void (*)(void))flat_same, METH_FASTCALL,
+     "flat_same(flat, item): see aliascheck.judge.same_flat"},
+    {"flat_taken", flat_taken, METH_O, "flat_taken(item): see aliascheck.plugins.message_log"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -554,7 +863,8 @@ PyMODINIT_FUNC
 PyInit__gate(void)
 {
     one = PyLong_FromLong(1);
-    if (one == NULL) {
+    str_unchanged = PyUnicode_InternFromString("unchanged");
+    if (one == NULL || str_unchanged == NULL) {
         return NULL;
     }
     return PyModule_Create(&module);

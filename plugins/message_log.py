@@ -28,6 +28,7 @@ import types
 import weakref
 from typing import Any, NamedTuple
 
+import aliascheck.gate as gate
 import aliascheck.judge as judge
 import aliascheck.ledger as _ledger
 import aliascheck.mutability as mutability
@@ -73,7 +74,7 @@ def _forked() -> None:
     global _pid
     _pid = os.getpid()
     for table in (_received, _pickled, _buffers, _handed, _checks, _taken, _pending, _flat, _sends,
-                  _contexts, _serialising):
+                  _contexts, _serialising, _pickled_flat, _pending_flat, _fed_ids, _synced_ids):
         table.clear()
 
 
@@ -165,6 +166,8 @@ def _send(store: dict[int, Record], key: Any, obj: Any, owner: str, label: Any, 
             return None
         if store is _received and (first := _flat.pop(id(key), None)) is not None:
             store.setdefault(id(key), _flat_record(*first))  # sent flat before: its Record takes its place
+        elif store is _pickled and _pickled_flat:
+            _as_record(_pickled_flat.get(id(key)))
         # A record holds its key, so an id in a store is that object's (setdefault is atomic).
         earlier = store.setdefault(id(key), rec)
         if earlier is not rec:  # the same object sent again before it was received
@@ -194,8 +197,19 @@ def _send(store: dict[int, Record], key: Any, obj: Any, owner: str, label: Any, 
 _ATOMS = mutability.ATOMS
 _is = operator.is_
 _flat: dict[int, tuple[Any, Any, _Sends]] = {}  # id(message) -> (message, its flat copy, its send)
-_sends: dict[int, _Sends] = {}  # id(where) -> the last context made there (it holds the where)
+# A send site (_site_key: its code and instruction, one int) -> the context last made there, as
+# (_Sends, thread ident, ledger, id(channel), owner, its ``sent`` count): what the compiled fast
+# path (aliascheck._gate.flat_send) compares before it records a send there by itself.
+_sends: dict[int, tuple[Any, ...]] = {}
 _contexts: dict[int, list[_Sends]] = {}  # id(ledger) -> its contexts, for their counts at teardown
+# Flat messages on a channel that pickles later (multiprocessing.Queue), as _pickled's Records are
+# kept: until the sender's next receive after the feeder pickled them, or teardown. The sending
+# thread's since its last receive are listed in _pending_flat; those the feeder pickled unchanged
+# are in _fed_ids, those a receive looked at (unchanged) in _synced_ids, by the message's id.
+_pickled_flat: dict[int, tuple[Any, Any, _Sends]] = {}
+_pending_flat: dict[int, list[tuple[Any, Any, _Sends]]] = {}
+_fed_ids: set[int] = set()
+_synced_ids: set[int] = set()
 
 
 class _Sender(NamedTuple):
@@ -218,60 +232,183 @@ class _Sends:
         self.sent, self.unsent, self.unchanged = itertools.count(), itertools.count(), itertools.count()
 
 
-def _send_flat(item: Any, kind: type, owner: str, channel: Any, skip: frozenset[str], led: Any) -> Any:
-    """Record a dict or list *item* sent on an in-process channel; returns what :func:`_unsend` takes
-    back if the send raises. Not flat (a value to fingerprint), or sent again before it was taken: it
-    goes to :func:`_send`. Never raises."""
+def _site_key(where: sites.Where) -> int:
+    """A send site as one int: its code object's address and its instruction (as the compiled gate's
+    ``site_key``; the context at the site holds the code, so the address stays its own)."""
+    code, lasti = where.frames[0]
+    return ((id(code) >> 3) << 20) | (lasti >> 1)
+
+
+def _send_flat(item: Any, kind: type, owner: str, channel: Any, skip: frozenset[str], led: Any,
+               pickled: bool = False) -> Any:
+    """Record a dict or list *item* sent on a channel (*pickled*: one that pickles it later); returns
+    what :func:`_unsend` takes back if the send raises. Not flat (a value to fingerprint), or sent again
+    before it was taken: it goes to :func:`_send`. Never raises.
+
+    The wrapper asks :data:`_flat_send` first (the compiled gate records a flat send at a site whose
+    context is in ``_sends`` exactly as this does); what it cannot decide comes here."""
+    table, store = (_pickled_flat, _pickled) if pickled else (_flat, _received)
     try:
         if kind is dict:
             if not (_ATOMS.issuperset(map(type, item.values())) and _ATOMS.issuperset(map(type, item))):
-                return _send(_received, item, item, owner, channel, skip, led, depth=4)
+                return _send(store, item, item, owner, channel, skip, led, depth=4)
             flat: Any = item.copy()
         elif _ATOMS.issuperset(map(type, item)):
             flat = item[:]
         else:
-            return _send(_received, item, item, owner, channel, skip, led, depth=4)
+            return _send(store, item, item, owner, channel, skip, led, depth=4)
         key = id(item)
-        if key in _flat or key in _received:  # sent again: judged against its first send
-            return _send(_received, item, item, owner, channel, skip, led, depth=4)
+        if key in table or key in store:  # sent again: judged against its first send
+            return _send(store, item, item, owner, channel, skip, led, depth=4)
         where = sites.sender(skip, 3)
         if where is None:
             return None
-        label = led.label(channel)
-        sends = _sends.get(id(where))
-        if sends is None or sends.ident != threading.get_ident() or sends.ledger is not led \
-                or sends.label is not label or sends.owner is not owner:
-            sends = _Sends(where, led, owner, label)
-            _sends[id(where)] = sends
+        site = _site_key(where)
+        context = _sends.get(site)
+        ident = threading.get_ident()
+        if context is None or context[1] != ident or context[2] is not led or context[3] != id(channel) \
+                or context[4] is not owner:
+            sends = _Sends(where, led, owner, led.label(channel))
+            context = _sends[site] = (sends, ident, led, id(channel), owner, sends.sent)
             _contexts.setdefault(id(led), []).append(sends)
-        entry = _flat[key] = (item, flat, sends)
-        next(sends.sent)
+        entry = table[key] = (item, flat, context[0])
+        if pickled:
+            _pending_flat.setdefault(ident, []).append(entry)
+        next(context[5])
         return entry
     except Exception as exc:  # aliascheck's own bug must never break the user's send
         judge.internal(led, owner, exc)
         return None
 
 
-def _flat_record(item: Any, flat: Any, sends: _Sends) -> Record:
+def _flat_record(item: Any, flat: Any, sends: _Sends, checked: str = records.RECEIPT) -> Record:
     rec = records.handed("message", sends.owner, sends.label, sends.where, _Sender(sends.name, sends.ident), item,
-                         judge.FLAT, records.RECEIPT)
+                         judge.FLAT, checked)
     rec.key, rec.flat, rec.ledger = item, flat, sends.ledger
     return rec
 
 
-def _received_flat(item: Any, entry: tuple[Any, Any, _Sends]) -> None:
-    """*item*, taken off an in-process channel, was sent flat as *entry* (popped): unchanged is
-    counted, anything else judged as a Record. Never raises."""
+def _as_record(entry: tuple[Any, Any, _Sends] | None, synced: bool = False) -> Record | None:
+    """A flat message of a pickled channel becomes a Record in ``_pickled`` (what it was fed and synced
+    as carried over), to be judged as any: changed, or sent again. None: *entry* is no longer recorded.
+    *synced*: the caller judges it as its sender's receive (else that receive will)."""
+    if entry is None:
+        return None
+    item, flat, sends = entry
+    key = id(item)
+    with _lock:
+        if _pickled_flat.get(key) is not entry:
+            return None
+        del _pickled_flat[key]
+        fed, synced_before = key in _fed_ids, key in _synced_ids
+        _fed_ids.discard(key)
+        _synced_ids.discard(key)
+        rec = _flat_record(item, flat, sends, records.SYNC)
+        rec.fed, rec.synced = fed, synced_before or synced
+        _pickled.setdefault(key, rec)
+        if not rec.synced:
+            _pending.setdefault(sends.ident, []).append(rec)
+    return rec
+
+
+def _fed_flat(entry: tuple[Any, Any, _Sends], data: Any) -> None:
+    """The feeder pickled a flat message as *data*: unchanged since the send (the very keys and values,
+    looked at under the GIL after the pickle) is a check; anything else is judged as a Record by
+    :func:`_fed`. Never raises."""
     try:
-        _, flat, sends = entry
-        if type(item) is type(flat) and len(item) == len(flat) and (
-                all(map(_is, flat.values(), item.values())) and all(map(_is, flat, item))
-                if type(flat) is dict else all(map(_is, flat, item))):
-            # Its ledger is recording, in this process: its teardown, or a fork, takes the entries out.
+        item, flat, sends = entry
+        if _same(flat, item):
+            key = id(item)
+            with _lock:
+                if _pickled_flat.get(key) is not entry:
+                    return
+                _fed_ids.add(key)
+                if key in _synced_ids:  # its sender's next receive hands it over
+                    _pending_flat.setdefault(sends.ident, []).append(entry)
             next(sends.unchanged)
             return
-        _judge_received(_flat_record(item, flat, sends))
-    except Exception as exc:  # pragma: no cover - aliascheck's own bug must not break the receive
+        rec = _as_record(entry)
+        if rec is not None:
+            _fed(rec, data)
+    except Exception as exc:  # pragma: no cover - aliascheck's own bug must not break the feeder
+        judge.internal(entry[2].ledger, MP_QUEUE, exc)
+
+
+def _synchronized_flat(mine: list[tuple[Any, Any, _Sends]]) -> None:
+    """This thread received something: its flat pickled messages are looked at (once), and those the
+    feeder has pickled are the receiver's (see :func:`_synchronized`)."""
+    for entry in mine:
+        item, flat, sends = entry
+        key = id(item)
+        if _pickled_flat.get(key) is not entry:  # judged at teardown, or the send raised
+            continue
+        if key not in _synced_ids:
+            if not _same(flat, item):
+                rec = _as_record(entry, synced=True)
+                if rec is not None:
+                    _judge(rec, "sync")
+                    if rec.fed or rec.flagged:
+                        with _lock:
+                            if _pickled.get(key) is rec:
+                                del _pickled[key]
+                continue
+            if sends.ledger.recording and sends.ledger.pid == _pid:
+                next(sends.unchanged)
+            _synced_ids.add(key)
+        if key in _fed_ids:
+            with _lock:
+                if _pickled_flat.get(key) is entry:
+                    del _pickled_flat[key]
+                    _fed_ids.discard(key)
+                    _synced_ids.discard(key)
+
+
+def _flat_taken_here(item: Any) -> Any:
+    """*item* was taken off an in-process channel: None when it was not sent flat; True when it was and
+    is unchanged (counted); else its entry, popped, to judge (:func:`_received_flat`). The reference
+    of the compiled gate's ``flat_taken``."""
+    entry = _flat.pop(id(item), None)  # never an atom's id
+    if entry is None:
+        return None
+    flat, sends = entry[1], entry[2]
+    if type(item) is type(flat) and len(item) == len(flat) and (
+            all(map(_is, flat.values(), item.values())) and all(map(_is, flat, item))
+            if type(flat) is dict else all(map(_is, flat, item))):
+        # Its ledger is recording, in this process: its teardown, or a fork, takes the entries out.
+        next(sends.unchanged)
+        return True
+    return entry
+
+
+def _no_fast_send(item: Any, channel: Any, owner: str, past: frozenset[str], led: Any, pickled: bool = False) -> Any:
+    return NotImplemented
+
+
+# The per-message fast path, asked by the wrappers before the Python one: the compiled gate's, or
+# (not built, or ALIASCHECK_GATE=python) none for a send and the reference for a receipt.
+_flat_send: Any = gate._compiled.flat_send if gate.COMPILED else _no_fast_send
+_flat_taken: Any = gate._compiled.flat_taken if gate.COMPILED else _flat_taken_here
+
+
+_same: Any = gate._compiled.flat_same if gate.COMPILED else judge.same_flat
+
+
+def configure() -> None:
+    """Point the compiled fast path at this module's tables (at import, and at each install: a second
+    import of this module must not leave it reading another's)."""
+    if gate.COMPILED:
+        gate._compiled.configure_messages(_flat, _received, _sends, _pickled_flat, _pickled, _pending_flat)
+
+
+configure()
+
+
+def _received_flat(item: Any, entry: tuple[Any, Any, _Sends]) -> None:
+    """*item*, taken off an in-process channel, was sent flat as *entry* (popped by :data:`_flat_taken`)
+    and changed since: judged as a Record. Never raises."""
+    try:
+        _judge_received(_flat_record(*entry))
+    except Exception as exc:  # aliascheck's own bug must not break the receive
         led = _ledger.current
         if led is not None:
             judge.internal(led, QUEUE, exc)
@@ -296,10 +433,12 @@ def _unsend(store: dict[int, Any], rec: Any) -> None:
         if store.get(key) is rec:
             store.pop(key, None)
     elif rec is not None:
-        entry = _flat.get(id(rec[0]))
-        if entry is not None and entry is rec:
-            del _flat[id(rec[0])]
-            next(entry[2].unsent)  # not sent after all: taken off its count at teardown
+        table = _pickled_flat if store is _pickled else _flat
+        with _lock:
+            if table.get(id(rec[0])) is not rec:
+                return
+            del table[id(rec[0])]  # its pending list's entry is skipped: no longer in the table
+        next(rec[2].unsent)  # not sent after all: taken off its count at teardown
 
 
 def _receive(key: Any, calls: bool = True) -> Record | None:
@@ -315,7 +454,7 @@ def _receive(key: Any, calls: bool = True) -> Record | None:
         _judge_received(rec)
         if not calls and not rec.flagged and rec.receivers <= 1:
             _taken_off(rec, key)
-    elif _flat and (entry := _flat.pop(id(key), None)) is not None:
+    elif _flat and (entry := _flat_taken(key)) is not None and entry is not True:
         _received_flat(key, entry)
     return rec
 
@@ -495,6 +634,9 @@ def _synchronized() -> None:
     try:
         with _lock:
             mine = _pending.pop(threading.get_ident(), None)
+            flat = _pending_flat.pop(threading.get_ident(), None)
+        if flat:
+            _synchronized_flat(flat)
         if not mine:
             return
         for rec in mine:
@@ -560,6 +702,14 @@ def teardown(ledger: Any) -> None:
             if entry[2].ledger is ledger:
                 del _flat[key]
                 mine.append((_received, _flat_record(*entry)))
+        for key, entry in list(_pickled_flat.items()):
+            if entry[2].ledger is ledger:
+                del _pickled_flat[key]
+                rec = _flat_record(*entry, records.SYNC)
+                rec.fed, rec.synced = key in _fed_ids, key in _synced_ids
+                mine.append((_pickled, rec))
+        _fed_ids.difference_update([k for k in _fed_ids if k not in _pickled_flat])
+        _synced_ids.difference_update([k for k in _synced_ids if k not in _pickled_flat])
     for store, rec in mine:
         if rec.flagged:
             continue
@@ -576,6 +726,12 @@ def teardown(ledger: Any) -> None:
                 _pending[ident] = left
             else:
                 _pending.pop(ident, None)
+        for ident, entries in list(_pending_flat.items()):
+            left_flat = [e for e in entries if e[2].ledger is not ledger]
+            if left_flat:
+                _pending_flat[ident] = left_flat
+            else:
+                _pending_flat.pop(ident, None)
         _opaque.difference_update([k for k in _opaque if k[0] == id(ledger)])
         _overflow.discard(id(ledger))
         for ident, parts in list(_taken_parts.items()):  # a writer thread may still be taking: pops
@@ -587,9 +743,9 @@ def teardown(ledger: Any) -> None:
         _taken.pop(id(ledger), None)
         handed = [(key[1], next(_handed.pop(key))) for key in list(_handed) if key[0] == id(ledger)]
         contexts = _contexts.pop(id(ledger), [])
-        for where, sends in list(_sends.items()):
-            if sends.ledger is ledger:
-                del _sends[where]
+        for site, context in list(_sends.items()):
+            if context[2] is ledger:
+                del _sends[site]
         flat_sent = [(c.owner, next(c.sent) - next(c.unsent)) for c in contexts]
         also_checked = sum(next(c.unchanged) for c in contexts)  # received unchanged: checked once each
         checks = _checks.pop(id(ledger), None)

@@ -75,10 +75,13 @@ from aliascheck.plugins.message_log import (
     _buffers,
     _count,
     _fed,
+    _fed_flat,
     _flat,
+    _flat_taken,
     _judge_buffer,
     _lock,
     _pickled,
+    _pickled_flat,
     _plumbing,
     _receive,
     _received,
@@ -89,6 +92,9 @@ from aliascheck.plugins.message_log import (
     _skipped,
     _synchronized,
     _unsend,
+)
+from aliascheck.plugins.message_log import (
+    _flat_send as _fast,
 )
 
 import aliascheck.judge as judge
@@ -114,16 +120,25 @@ def _put(original: Any, owner: str, skip: frozenset[str], store: dict[int, Recor
     """``put(item, block=True, timeout=None)``: an in-process queue's item is judged when received; a
     ``multiprocessing.Queue``'s (*store* ``_pickled``) until its sender's next receive or teardown."""
 
-    flat = store is _received
+    pickled = store is _pickled
 
     @functools.wraps(original)
     def put(self: Any, item: Any, block: bool = True, timeout: float | None = None) -> Any:
         kind = type(item)
-        if kind in mutability.ATOMS or (kind is tuple and mutability.ATOMS.issuperset(map(type, item))) \
+        if kind is dict or kind is list:  # the common mutable message: never a channel or a lock
+            if (led := _recording()) is None:
+                return original(self, item, block, timeout)
+            try:
+                msg = _fast(item, self, owner, skip, led, pickled)
+            except Exception:  # aliascheck's own failure (memory): the Python path decides
+                msg = NotImplemented
+            if msg is NotImplemented:
+                msg = _send_flat(item, kind, owner, self, skip, led, pickled)
+        elif kind in mutability.ATOMS or (kind is tuple and mutability.ATOMS.issuperset(map(type, item))) \
                 or (led := _recorder(kind, item)) is None:
             return original(self, item, block, timeout)
-        msg = _send_flat(item, kind, owner, self, skip, led) if flat and (kind is dict or kind is list) \
-            else _send(store, item, item, owner, self, skip, led)
+        else:
+            msg = _send(store, item, item, owner, self, skip, led)
         try:
             return original(self, item, block, timeout)
         except BaseException:
@@ -139,11 +154,9 @@ def _get(original: Any) -> Any:
     @functools.wraps(original)
     def get(self: Any, block: bool = True, timeout: float | None = None) -> Any:
         item = original(self, block, timeout)
-        if _flat and (entry := _flat.pop(id(item), None)) is not None:  # never an atom's id
-            _received_flat(item, entry)
-        elif _received and type(item) not in mutability.ATOMS:
-            _receive(item, calls=False)
-        if _pickled:
+        if _flat or _received:
+            _taken(item)
+        if _pickled or _pickled_flat:
             _synchronized()
         return item
 
@@ -158,7 +171,7 @@ def _synchronizing(original: Any) -> Any:
     @functools.wraps(original)
     def receive(*args: Any, **kwargs: Any) -> Any:
         result = original(*args, **kwargs)
-        if _pickled:
+        if _pickled or _pickled_flat:
             _synchronized()
         return result
 
@@ -173,8 +186,15 @@ def _put_nowait(original: Any, owner: str = SIMPLE_QUEUE, skip: frozenset[str] =
         kind = type(item)
         if kind in mutability.ATOMS or (led := _recorder(kind, item)) is None:
             return original(self, item)
-        msg = _send_flat(item, kind, owner, self, skip, led) if kind is dict or kind is list \
-            else _send(_received, item, item, owner, self, skip, led)
+        if kind is dict or kind is list:
+            try:
+                msg = _fast(item, self, owner, skip, led)
+            except Exception:  # aliascheck's own failure (memory): the Python path decides
+                msg = NotImplemented
+            if msg is NotImplemented:
+                msg = _send_flat(item, kind, owner, self, skip, led)
+        else:
+            msg = _send(_received, item, item, owner, self, skip, led)
         try:
             return original(self, item)
         except BaseException:
@@ -188,13 +208,26 @@ def _get_nowait(original: Any) -> Any:
     @functools.wraps(original)
     def get_nowait(self: Any) -> Any:
         item = original(self)
-        if _flat and (entry := _flat.pop(id(item), None)) is not None:  # never an atom's id
-            _received_flat(item, entry)
-        elif _received and type(item) not in mutability.ATOMS:
-            _receive(item, calls=False)
+        if _flat or _received:
+            _taken(item)
         return item
 
     return get_nowait
+
+
+def _taken(item: Any) -> None:
+    """*item* was taken off an in-process queue: judged if it was sent flat, or recorded (never raises)."""
+    if _flat:
+        try:
+            entry = _flat_taken(item)  # never an atom's id
+        except Exception:  # pragma: no cover - aliascheck's own failure (memory) never reaches the receiver
+            entry = None
+        if entry is not None:
+            if entry is not True:  # changed since it was sent
+                _received_flat(item, entry)
+            return
+    if _received and type(item) not in mutability.ATOMS:
+        _receive(item, calls=False)
 
 
 class _SimpleQueueType(type):
@@ -226,6 +259,10 @@ def _feeding(original: Any) -> Any:
     class ForkingPickler(original):  # type: ignore[misc, valid-type]
         @classmethod
         def dumps(cls, obj: Any, protocol: Any = None) -> Any:
+            if _pickled_flat and (entry := _pickled_flat.get(id(obj))) is not None and entry[0] is obj:
+                data = original.dumps(obj, protocol)  # flat: pickling it runs nothing of the program's
+                _fed_flat(entry, data if protocol is None else None)
+                return data
             if not _pickled:
                 return original.dumps(obj, protocol)
             key = obj.kwargs if type(obj) is _cf_process._CallItem else obj  # a process pool's call
@@ -495,6 +532,7 @@ def _loaded(buf: Any) -> None:
 # -- install and teardown -------------------------------------------------------
 @hookimpl
 def aliascheck_install(options: Any) -> Callable[[], None]:
+    message_log.configure()
     undos = _patch()
     undos += _rebind_imported(Discovery("all" if options.discover == "all" else "project",
                                         options.roots or (os.getcwd(),)).in_scope)

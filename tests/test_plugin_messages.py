@@ -20,6 +20,10 @@ from aliascheck.plugins.messages import aliascheck_install
 
 from aliascheck.config import Options
 
+# Imported before any pytester run: a run that imports numpy first unloads it after, and numpy cannot
+# be loaded twice in one process (a later run's import would fail, in whatever order tests run).
+pytest.importorskip("numpy")
+
 # A worker thread that raised (an aliascheck wrapper that broke the user's thread) fails the run.
 RUN = ("--aliascheck", "-p", "no:cacheprovider", "-W", "error::pytest.PytestUnhandledThreadExceptionWarning")
 
