@@ -434,11 +434,12 @@ def _unsend(store: dict[int, Any], rec: Any) -> None:
             store.pop(key, None)
     elif rec is not None:
         table = _pickled_flat if store is _pickled else _flat
+        key, sends = id(rec[0]), rec[2]
         with _lock:
-            if table.get(id(rec[0])) is not rec:
+            if table.get(key) is not rec:
                 return
-            del table[id(rec[0])]  # its pending list's entry is skipped: no longer in the table
-        next(rec[2].unsent)  # not sent after all: taken off its count at teardown
+            del table[key]  # its pending list's entry is skipped: no longer in the table
+        next(sends.unsent)  # not sent after all: taken off its count at teardown
 
 
 def _receive(key: Any, calls: bool = True) -> Record | None:
