@@ -152,6 +152,8 @@ def test_flat_messages_through_a_pickling_queue_are_judged_the_same_with_and_wit
         unread["c"] = 2  # never taken: judged at teardown (or at the feed)
         q.close()
         q.join_thread()
+        with pytest.raises(ValueError):  # a closed queue: nothing sent, nothing recorded
+            _sends(q, [{"d": 1}])
 
     fast_found, fast_counts, fast_took = _run(scenario, True, monkeypatch)
     slow_found, slow_counts, slow_took = _run(scenario, False, monkeypatch)
