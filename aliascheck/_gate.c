@@ -538,17 +538,19 @@ configure(PyObject *module, PyObject *args)
  * Python path decides. Nothing here runs code of the program's: exact dicts and lists of atoms, ints
  * as keys. */
 static PyObject *flat_table = NULL, *received_table = NULL, *sends_table = NULL;
-static PyObject *pickled_flat_table = NULL, *pickled_table = NULL, *pending_flat_table = NULL;
+static PyObject *pickled_flat_table = NULL, *pickled_table = NULL, *pending_flat_table = NULL, *by_serial = NULL;
 static PyObject *str_unchanged = NULL;
 
 static PyObject *
 configure_messages(PyObject *module, PyObject *args)
 {
-    PyObject *f, *r, *s, *pf, *p, *pending;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!:configure_messages", &PyDict_Type, &f, &PyDict_Type, &r,
-                          &PyDict_Type, &s, &PyDict_Type, &pf, &PyDict_Type, &p, &PyDict_Type, &pending)) {
+    PyObject *f, *r, *s, *pf, *p, *pending, *serials;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!:configure_messages", &PyDict_Type, &f, &PyDict_Type, &r,
+                          &PyDict_Type, &s, &PyDict_Type, &pf, &PyDict_Type, &p, &PyDict_Type, &pending,
+                          &PyDict_Type, &serials)) {
         return NULL;
     }
+    Py_XSETREF(by_serial, Py_NewRef(serials));
     Py_XSETREF(flat_table, Py_NewRef(f));
     Py_XSETREF(received_table, Py_NewRef(r));
     Py_XSETREF(sends_table, Py_NewRef(s));
@@ -682,8 +684,8 @@ flat_send(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *context = PyDict_GetItemWithError(sends_table, key);  /* borrowed */
     Py_DECREF(key);
-    /* (sends, ident, ledger, id(channel), owner, sends.sent): made by message_log._send_flat */
-    if (context == NULL || !PyTuple_CheckExact(context) || PyTuple_GET_SIZE(context) != 6
+    /* (sends, ident, ledger, id(channel), owner, sends.sent, sends.serial): made by message_log._send_flat */
+    if (context == NULL || !PyTuple_CheckExact(context) || PyTuple_GET_SIZE(context) != 7
             || PyTuple_GET_ITEM(context, 2) != ledger || PyTuple_GET_ITEM(context, 4) != owner
             || PyLong_AsVoidPtr(PyTuple_GET_ITEM(context, 3)) != (void *)channel
             || PyLong_AsUnsignedLong(PyTuple_GET_ITEM(context, 1)) != PyThread_get_thread_ident()) {
@@ -710,8 +712,15 @@ flat_send(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         entry = PyErr_Occurred() ? NULL : Py_NewRef(Py_NotImplemented);
         goto done;
     }
-    entry = PyTuple_Pack(3, item, copy, PyTuple_GET_ITEM(context, 0));
+    entry = PyTuple_Pack(3, item, copy, PyTuple_GET_ITEM(context, 6));
     Py_DECREF(copy);
+    if (entry != NULL) {
+        /* Not the collector's to look at: only aliascheck's tables hold it, and what it holds (a dict or
+         * list of atoms, its copy, an int) cannot lead back to it. A tuple of atoms is let go the same way
+         * by the collector itself; this one holds a dict, which the collector never lets go of, so that
+         * every message in flight would be traversed at each collection of the program's. */
+        PyObject_GC_UnTrack(entry);
+    }
     if (entry == NULL || PyDict_SetItem(table, id, entry) < 0) {
         Py_CLEAR(entry);
         goto done;
@@ -786,7 +795,7 @@ flat_same(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 /* flat_taken(item): item was taken off a channel. None: it was not sent flat; True: it was, and is
  * unchanged (counted); else its entry (item, copy, sends), popped, for the Python path to judge. */
 static PyObject *
-flat_taken(PyObject *module, PyObject *item)
+taken(PyObject *item)
 {
     if (flat_table == NULL) {
         Py_RETURN_NONE;
@@ -813,11 +822,16 @@ flat_taken(PyObject *module, PyObject *item)
     if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3) {
         return entry;
     }
+    PyObject *sends = by_serial != NULL ? PyDict_GetItemWithError(by_serial, PyTuple_GET_ITEM(entry, 2)) : NULL;
+    if (sends == NULL) {  /* its test ended meanwhile (or an error) */
+        Py_DECREF(entry);
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    }
     PyObject *flat = PyTuple_GET_ITEM(entry, 1);
     if (!(PyDict_CheckExact(flat) || PyList_CheckExact(flat)) || !same_flat(flat, item)) {
         return entry;
     }
-    PyObject *counter = PyObject_GetAttr(PyTuple_GET_ITEM(entry, 2), str_unchanged);
+    PyObject *counter = PyObject_GetAttr(sends, str_unchanged);
     Py_DECREF(entry);
     if (counter == NULL) {
         return NULL;
@@ -829,6 +843,18 @@ flat_taken(PyObject *module, PyObject *item)
     }
     Py_DECREF(n);
     Py_RETURN_TRUE;
+}
+
+/* flat_taken never raises: aliascheck's own failure (memory) is no answer, never the receiver's error. */
+static PyObject *
+flat_taken(PyObject *module, PyObject *item)
+{
+    PyObject *answer = taken(item);
+    if (answer == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return answer;
 }
 
 static PyMethodDef methods[] = {
@@ -848,7 +874,7 @@ static PyMethodDef methods[] = {
     {"configure_calls", configure_calls, METH_VARARGS, "configure_calls(unbound, unpassed, quiet, pending[, own])"},
     {"configure", configure, METH_VARARGS, "configure(atoms, buffers, watched, fed, held, seen, last, width, generator_loop)"},
     {"configure_messages", configure_messages, METH_VARARGS,
-     "configure_messages(flat, received, sends, pickled_flat, pickled, pending_flat)"},
+     "configure_messages(flat, received, sends, pickled_flat, pickled, pending_flat, by_serial)"},
     {"flat_send", (PyCFunction)(void (*)(void))flat_send, METH_FASTCALL,
      "flat_send(item, channel, owner, past, ledger): see aliascheck.plugins.message_log"},
     {"flat_same", (PyCFunction)(void (*)(void))flat_same, METH_FASTCALL,

@@ -74,7 +74,7 @@ def _forked() -> None:
     global _pid
     _pid = os.getpid()
     for table in (_received, _pickled, _buffers, _handed, _checks, _taken, _pending, _flat, _sends,
-                  _contexts, _serialising, _pickled_flat, _pending_flat, _fed_ids, _synced_ids):
+                  _contexts, _serialising, _pickled_flat, _pending_flat, _fed_ids, _synced_ids, _by_serial):
         table.clear()
 
 
@@ -196,18 +196,24 @@ def _send(store: dict[int, Record], key: Any, obj: Any, owner: str, label: Any, 
 # sent again before it was taken, left at teardown), and then judged exactly as before.
 _ATOMS = mutability.ATOMS
 _is = operator.is_
-_flat: dict[int, tuple[Any, Any, _Sends]] = {}  # id(message) -> (message, its flat copy, its send)
+# An entry holds its send's context by number (_by_serial), not the _Sends itself: a tuple of a dict
+# of atoms, its copy and an int is let go by the collector at its first pass, so that many messages in
+# flight add nothing to the program's own collections.
+_Flat = tuple[Any, Any, int]
+_flat: dict[int, _Flat] = {}  # id(message) -> (message, its flat copy, its send's serial)
 # A send site (_site_key: its code and instruction, one int) -> the context last made there, as
-# (_Sends, thread ident, ledger, id(channel), owner, its ``sent`` count): what the compiled fast
+# (_Sends, thread ident, ledger, id(channel), owner, its ``sent`` count, its serial): what the compiled fast
 # path (aliascheck._gate.flat_send) compares before it records a send there by itself.
 _sends: dict[int, tuple[Any, ...]] = {}
 _contexts: dict[int, list[_Sends]] = {}  # id(ledger) -> its contexts, for their counts at teardown
+_by_serial: dict[int, _Sends] = {}  # every context still counted, by its serial
+_serials = itertools.count(1)
 # Flat messages on a channel that pickles later (multiprocessing.Queue), as _pickled's Records are
 # kept: until the sender's next receive after the feeder pickled them, or teardown. The sending
 # thread's since its last receive are listed in _pending_flat; those the feeder pickled unchanged
 # are in _fed_ids, those a receive looked at (unchanged) in _synced_ids, by the message's id.
-_pickled_flat: dict[int, tuple[Any, Any, _Sends]] = {}
-_pending_flat: dict[int, list[tuple[Any, Any, _Sends]]] = {}
+_pickled_flat: dict[int, _Flat] = {}
+_pending_flat: dict[int, list[_Flat]] = {}
 _fed_ids: set[int] = set()
 _synced_ids: set[int] = set()
 
@@ -223,13 +229,15 @@ class _Sends:
     """Where flat messages were sent from, by whom, to which channel; how many, and how many arrived
     unchanged (handed over and checked). Counted with ``itertools.count``: atomic across threads."""
 
-    __slots__ = ("where", "ident", "name", "ledger", "owner", "label", "sent", "unsent", "unchanged")
+    __slots__ = ("where", "ident", "name", "ledger", "owner", "label", "sent", "unsent", "unchanged", "serial")
 
     def __init__(self, where: Any, led: Any, owner: str, label: str) -> None:
         thread = threading.current_thread()
         self.where, self.ident, self.name = where, threading.get_ident(), thread.name
         self.ledger, self.owner, self.label = led, owner, label
         self.sent, self.unsent, self.unchanged = itertools.count(), itertools.count(), itertools.count()
+        self.serial = next(_serials)
+        _by_serial[self.serial] = self
 
 
 def _site_key(where: sites.Where) -> int:
@@ -269,9 +277,9 @@ def _send_flat(item: Any, kind: type, owner: str, channel: Any, skip: frozenset[
         if context is None or context[1] != ident or context[2] is not led or context[3] != id(channel) \
                 or context[4] is not owner:
             sends = _Sends(where, led, owner, led.label(channel))
-            context = _sends[site] = (sends, ident, led, id(channel), owner, sends.sent)
+            context = _sends[site] = (sends, ident, led, id(channel), owner, sends.sent, sends.serial)
             _contexts.setdefault(id(led), []).append(sends)
-        entry = table[key] = (item, flat, context[0])
+        entry = table[key] = (item, flat, context[6])
         if pickled:
             _pending_flat.setdefault(ident, []).append(entry)
         next(context[5])
@@ -281,20 +289,21 @@ def _send_flat(item: Any, kind: type, owner: str, channel: Any, skip: frozenset[
         return None
 
 
-def _flat_record(item: Any, flat: Any, sends: _Sends, checked: str = records.RECEIPT) -> Record:
+def _flat_record(item: Any, flat: Any, serial: int, checked: str = records.RECEIPT) -> Record:
+    sends = _by_serial[serial]
     rec = records.handed("message", sends.owner, sends.label, sends.where, _Sender(sends.name, sends.ident), item,
                          judge.FLAT, checked)
     rec.key, rec.flat, rec.ledger = item, flat, sends.ledger
     return rec
 
 
-def _as_record(entry: tuple[Any, Any, _Sends] | None, synced: bool = False) -> Record | None:
+def _as_record(entry: _Flat | None, synced: bool = False) -> Record | None:
     """A flat message of a pickled channel becomes a Record in ``_pickled`` (what it was fed and synced
     as carried over), to be judged as any: changed, or sent again. None: *entry* is no longer recorded.
     *synced*: the caller judges it as its sender's receive (else that receive will)."""
     if entry is None:
         return None
-    item, flat, sends = entry
+    item, flat, serial = entry
     key = id(item)
     with _lock:
         if _pickled_flat.get(key) is not entry:
@@ -303,20 +312,23 @@ def _as_record(entry: tuple[Any, Any, _Sends] | None, synced: bool = False) -> R
         fed, synced_before = key in _fed_ids, key in _synced_ids
         _fed_ids.discard(key)
         _synced_ids.discard(key)
-        rec = _flat_record(item, flat, sends, records.SYNC)
+        rec = _flat_record(item, flat, serial, records.SYNC)
         rec.fed, rec.synced = fed, synced_before or synced
         _pickled.setdefault(key, rec)
         if not rec.synced:
-            _pending.setdefault(sends.ident, []).append(rec)
+            _pending.setdefault(rec.thread.ident, []).append(rec)
     return rec
 
 
-def _fed_flat(entry: tuple[Any, Any, _Sends], data: Any) -> None:
+def _fed_flat(entry: _Flat, data: Any) -> None:
     """The feeder pickled a flat message as *data*: unchanged since the send (the very keys and values,
     looked at under the GIL after the pickle) is a check; anything else is judged as a Record by
     :func:`_fed`. Never raises."""
     try:
-        item, flat, sends = entry
+        item, flat, serial = entry
+        sends = _by_serial.get(serial)
+        if sends is None:  # its test ended meanwhile
+            return
         if _same(flat, item):
             key = id(item)
             with _lock:
@@ -331,14 +343,16 @@ def _fed_flat(entry: tuple[Any, Any, _Sends], data: Any) -> None:
         if rec is not None:
             _fed(rec, data)
     except Exception as exc:  # pragma: no cover - aliascheck's own bug must not break the feeder
-        judge.internal(entry[2].ledger, MP_QUEUE, exc)
+        led = _ledger.current
+        if led is not None:
+            judge.internal(led, MP_QUEUE, exc)
 
 
-def _synchronized_flat(mine: list[tuple[Any, Any, _Sends]]) -> None:
+def _synchronized_flat(mine: list[_Flat]) -> None:
     """This thread received something: its flat pickled messages are looked at (once), and those the
     feeder has pickled are the receiver's (see :func:`_synchronized`)."""
     for entry in mine:
-        item, flat, sends = entry
+        item, flat, serial = entry
         key = id(item)
         if _pickled_flat.get(key) is not entry:  # judged at teardown, or the send raised
             continue
@@ -352,6 +366,7 @@ def _synchronized_flat(mine: list[tuple[Any, Any, _Sends]]) -> None:
                             if _pickled.get(key) is rec:
                                 del _pickled[key]
                 continue
+            sends = _by_serial[serial]
             if sends.ledger.recording and sends.ledger.pid == _pid:
                 next(sends.unchanged)
             _synced_ids.add(key)
@@ -370,7 +385,9 @@ def _flat_taken_here(item: Any) -> Any:
     entry = _flat.pop(id(item), None)  # never an atom's id
     if entry is None:
         return None
-    flat, sends = entry[1], entry[2]
+    flat, sends = entry[1], _by_serial.get(entry[2])
+    if sends is None:  # its test ended meanwhile
+        return None
     if type(item) is type(flat) and len(item) == len(flat) and (
             all(map(_is, flat.values(), item.values())) and all(map(_is, flat, item))
             if type(flat) is dict else all(map(_is, flat, item))):
@@ -397,13 +414,13 @@ def configure() -> None:
     """Point the compiled fast path at this module's tables (at import, and at each install: a second
     import of this module must not leave it reading another's)."""
     if gate.COMPILED:
-        gate._compiled.configure_messages(_flat, _received, _sends, _pickled_flat, _pickled, _pending_flat)
+        gate._compiled.configure_messages(_flat, _received, _sends, _pickled_flat, _pickled, _pending_flat, _by_serial)
 
 
 configure()
 
 
-def _received_flat(item: Any, entry: tuple[Any, Any, _Sends]) -> None:
+def _received_flat(item: Any, entry: _Flat) -> None:
     """*item*, taken off an in-process channel, was sent flat as *entry* (popped by :data:`_flat_taken`)
     and changed since: judged as a Record. Never raises."""
     try:
@@ -434,7 +451,7 @@ def _unsend(store: dict[int, Any], rec: Any) -> None:
             store.pop(key, None)
     elif rec is not None:
         table = _pickled_flat if store is _pickled else _flat
-        key, sends = id(rec[0]), rec[2]
+        key, sends = id(rec[0]), _by_serial[rec[2]]
         with _lock:
             if table.get(key) is not rec:
                 return
@@ -700,11 +717,11 @@ def teardown(ledger: Any) -> None:
                     del store[key]
                     mine.append((store, rec))
         for key, entry in list(_flat.items()):
-            if entry[2].ledger is ledger:
+            if _by_serial[entry[2]].ledger is ledger:
                 del _flat[key]
                 mine.append((_received, _flat_record(*entry)))
         for key, entry in list(_pickled_flat.items()):
-            if entry[2].ledger is ledger:
+            if _by_serial[entry[2]].ledger is ledger:
                 del _pickled_flat[key]
                 rec = _flat_record(*entry, records.SYNC)
                 rec.fed, rec.synced = key in _fed_ids, key in _synced_ids
@@ -728,7 +745,7 @@ def teardown(ledger: Any) -> None:
             else:
                 _pending.pop(ident, None)
         for ident, entries in list(_pending_flat.items()):
-            left_flat = [e for e in entries if e[2].ledger is not ledger]
+            left_flat = [e for e in entries if _by_serial[e[2]].ledger is not ledger]
             if left_flat:
                 _pending_flat[ident] = left_flat
             else:
@@ -747,6 +764,8 @@ def teardown(ledger: Any) -> None:
         for site, context in list(_sends.items()):
             if context[2] is ledger:
                 del _sends[site]
+        for c in contexts:
+            _by_serial.pop(c.serial, None)
         flat_sent = [(c.owner, next(c.sent) - next(c.unsent)) for c in contexts]
         also_checked = sum(next(c.unchanged) for c in contexts)  # received unchanged: checked once each
         checks = _checks.pop(id(ledger), None)

@@ -154,8 +154,11 @@ def _get(original: Any) -> Any:
     @functools.wraps(original)
     def get(self: Any, block: bool = True, timeout: float | None = None) -> Any:
         item = original(self, block, timeout)
-        if _flat or _received:
-            _taken(item)
+        if _flat and (entry := _flat_taken(item)) is not None:  # never an atom's id; never raises
+            if entry is not True:  # changed since it was sent
+                _received_flat(item, entry)
+        elif _received and type(item) not in mutability.ATOMS:
+            _receive(item, calls=False)
         if _pickled or _pickled_flat:
             _synchronized()
         return item
@@ -208,26 +211,14 @@ def _get_nowait(original: Any) -> Any:
     @functools.wraps(original)
     def get_nowait(self: Any) -> Any:
         item = original(self)
-        if _flat or _received:
-            _taken(item)
+        if _flat and (entry := _flat_taken(item)) is not None:  # never an atom's id; never raises
+            if entry is not True:  # changed since it was sent
+                _received_flat(item, entry)
+        elif _received and type(item) not in mutability.ATOMS:
+            _receive(item, calls=False)
         return item
 
     return get_nowait
-
-
-def _taken(item: Any) -> None:
-    """*item* was taken off an in-process queue: judged if it was sent flat, or recorded (never raises)."""
-    if _flat:
-        try:
-            entry = _flat_taken(item)  # never an atom's id
-        except Exception:  # pragma: no cover - aliascheck's own failure (memory) never reaches the receiver
-            entry = None
-        if entry is not None:
-            if entry is not True:  # changed since it was sent
-                _received_flat(item, entry)
-            return
-    if _received and type(item) not in mutability.ATOMS:
-        _receive(item, calls=False)
 
 
 class _SimpleQueueType(type):

@@ -122,11 +122,12 @@ def test_a_taken_flat_message_is_told_apart_the_same_by_both(flat: Any, change: 
     answers = []
     for taken in (message_log._flat_taken_here, gate._compiled.flat_taken):
         sends = message_log._Sends(None, None, "q", "q#1")
-        message_log._flat[id(item)] = entry = (item, flat, sends)
+        message_log._flat[id(item)] = entry = (item, flat, sends.serial)
         try:
             answer = taken(item)
         finally:
             message_log._flat.pop(id(item), None)
+            message_log._by_serial.pop(sends.serial, None)
         assert answer is None or answer is True or answer is entry
         answers.append((answer is True, next(sends.unchanged)))
         assert taken(item) is None  # popped
