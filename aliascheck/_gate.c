@@ -539,17 +539,20 @@ configure(PyObject *module, PyObject *args)
  * as keys. */
 static PyObject *flat_table = NULL, *received_table = NULL, *sends_table = NULL;
 static PyObject *pickled_flat_table = NULL, *pickled_table = NULL, *pending_flat_table = NULL, *by_serial = NULL;
+static PyObject *fed_ids = NULL, *synced_ids = NULL, *str_ident = NULL;
 static PyObject *str_unchanged = NULL;
 
 static PyObject *
 configure_messages(PyObject *module, PyObject *args)
 {
-    PyObject *f, *r, *s, *pf, *p, *pending, *serials;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!:configure_messages", &PyDict_Type, &f, &PyDict_Type, &r,
+    PyObject *f, *r, *s, *pf, *p, *pending, *serials, *fed_set, *synced_set;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!O!:configure_messages", &PyDict_Type, &f, &PyDict_Type, &r,
                           &PyDict_Type, &s, &PyDict_Type, &pf, &PyDict_Type, &p, &PyDict_Type, &pending,
-                          &PyDict_Type, &serials)) {
+                          &PyDict_Type, &serials, &PySet_Type, &fed_set, &PySet_Type, &synced_set)) {
         return NULL;
     }
+    Py_XSETREF(fed_ids, Py_NewRef(fed_set));
+    Py_XSETREF(synced_ids, Py_NewRef(synced_set));
     Py_XSETREF(by_serial, Py_NewRef(serials));
     Py_XSETREF(flat_table, Py_NewRef(f));
     Py_XSETREF(received_table, Py_NewRef(r));
@@ -628,11 +631,11 @@ site_key(PyObject *past, PyObject **code_out)
     return 0;
 }
 
-/* The sending thread's list in PENDING_FLAT gets *entry*. */
+/* The list of the thread *ident* (NULL: this one) in PENDING_FLAT gets *entry*. */
 static int
-pending_append(PyObject *entry)
+pending_append(PyObject *entry, PyObject *of)
 {
-    PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+    PyObject *ident = of != NULL ? Py_NewRef(of) : PyLong_FromUnsignedLong(PyThread_get_thread_ident());
     if (ident == NULL) {
         return -1;
     }
@@ -725,7 +728,7 @@ flat_send(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_CLEAR(entry);
         goto done;
     }
-    if (pickled && pending_append(entry) < 0) {
+    if (pickled && pending_append(entry, NULL) < 0) {
         PyDict_DelItem(table, id);
         Py_CLEAR(entry);
         goto done;
@@ -775,6 +778,137 @@ same_flat(PyObject *flat, PyObject *item)
         }
     }
     return 1;
+}
+
+/* One more unchanged look at a flat message of the context *sends*. */
+static int
+count_unchanged(PyObject *sends)
+{
+    PyObject *counter = PyObject_GetAttr(sends, str_unchanged);
+    if (counter == NULL) {
+        return -1;
+    }
+    PyObject *n = PyIter_Next(counter);
+    Py_DECREF(counter);
+    if (n == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    Py_DECREF(n);
+    return 0;
+}
+
+/* A flat pickled entry (item, copy, serial): its context, borrowed, and its key (new), or 0 when it is
+ * no longer recorded (its test ended, or it was judged or taken back). */
+static int
+recorded(PyObject *entry, PyObject **sends, PyObject **key)
+{
+    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3) {
+        return 0;
+    }
+    *sends = PyDict_GetItemWithError(by_serial, PyTuple_GET_ITEM(entry, 2));
+    if (*sends == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    *key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(entry, 0));
+    if (*key == NULL) {
+        return -1;
+    }
+    PyObject *now = PyDict_GetItemWithError(pickled_flat_table, *key);
+    if (now != entry) {
+        Py_CLEAR(*key);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    return 1;
+}
+
+static int
+flat_unchanged(PyObject *entry)
+{
+    PyObject *flat = PyTuple_GET_ITEM(entry, 1);
+    return (PyDict_CheckExact(flat) || PyList_CheckExact(flat)) && same_flat(flat, PyTuple_GET_ITEM(entry, 0));
+}
+
+/* flat_fed(entry): the feeder pickled a flat message. True: unchanged (fed, counted, and back on its
+ * sender's list if a receive looked at it already); False: changed; None: no longer recorded. */
+static PyObject *
+flat_fed(PyObject *module, PyObject *entry)
+{
+    if (pickled_flat_table == NULL || by_serial == NULL || fed_ids == NULL) {
+        Py_RETURN_NONE;
+    }
+    PyObject *sends = NULL, *key = NULL;
+    int r = recorded(entry, &sends, &key);
+    if (r <= 0) {
+        return r < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    if (!flat_unchanged(entry)) {
+        Py_DECREF(key);
+        Py_RETURN_FALSE;
+    }
+    Py_INCREF(sends);
+    int ok = PySet_Add(fed_ids, key) == 0;
+    int synced = ok ? PySet_Contains(synced_ids, key) : -1;
+    Py_DECREF(key);
+    if (synced > 0) {  /* its sender's next receive hands it over */
+        PyObject *ident = PyObject_GetAttr(sends, str_ident);
+        synced = ident == NULL ? -1 : pending_append(entry, ident);
+        Py_XDECREF(ident);
+    }
+    ok = synced >= 0 && count_unchanged(sends) == 0;
+    Py_DECREF(sends);
+    return ok ? Py_NewRef(Py_True) : NULL;
+}
+
+/* flat_synced(entries): the sending thread received something. Each entry still recorded is looked at
+ * once (unchanged: counted), and one the feeder pickled is the receiver's now (dropped). Returns the
+ * changed ones, still recorded, for the Python path to judge. */
+static PyObject *
+flat_synced(PyObject *module, PyObject *entries)
+{
+    if (!PyList_CheckExact(entries)) {
+        PyErr_SetString(PyExc_TypeError, "flat_synced(list)");
+        return NULL;
+    }
+    PyObject *changed = PyList_New(0);
+    if (changed == NULL || pickled_flat_table == NULL || by_serial == NULL || fed_ids == NULL) {
+        return changed;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entries); i++) {
+        PyObject *entry = PyList_GET_ITEM(entries, i), *sends = NULL, *key = NULL;
+        Py_INCREF(entry);
+        int r = recorded(entry, &sends, &key);
+        if (r > 0) {
+            int synced = PySet_Contains(synced_ids, key);
+            if (synced == 0) {
+                if (!flat_unchanged(entry)) {
+                    r = PyList_Append(changed, entry) == 0 ? 0 : -1;
+                }
+                else {
+                    r = count_unchanged(sends) == 0 && PySet_Add(synced_ids, key) == 0 ? 1 : -1;
+                }
+            }
+            else if (synced < 0) {
+                r = -1;
+            }
+            if (r > 0) {
+                int fed = PySet_Contains(fed_ids, key);
+                if (fed > 0) {
+                    r = PyDict_DelItem(pickled_flat_table, key) == 0 && PySet_Discard(fed_ids, key) >= 0
+                        && PySet_Discard(synced_ids, key) >= 0 ? 1 : -1;
+                }
+                else if (fed < 0) {
+                    r = -1;
+                }
+            }
+        }
+        Py_XDECREF(key);
+        Py_DECREF(entry);
+        if (r < 0) {
+            Py_DECREF(changed);
+            return NULL;
+        }
+    }
+    return changed;
 }
 
 /* flat_same(flat, item): item holds the very keys and values its flat copy holds, in order. */
@@ -874,9 +1008,11 @@ static PyMethodDef methods[] = {
     {"configure_calls", configure_calls, METH_VARARGS, "configure_calls(unbound, unpassed, quiet, pending[, own])"},
     {"configure", configure, METH_VARARGS, "configure(atoms, buffers, watched, fed, held, seen, last, width, generator_loop)"},
     {"configure_messages", configure_messages, METH_VARARGS,
-     "configure_messages(flat, received, sends, pickled_flat, pickled, pending_flat, by_serial)"},
+     "configure_messages(flat, received, sends, pickled_flat, pickled, pending_flat, by_serial, fed, synced)"},
     {"flat_send", (PyCFunction)(void (*)(void))flat_send, METH_FASTCALL,
      "flat_send(item, channel, owner, past, ledger): see aliascheck.plugins.message_log"},
+    {"flat_fed", flat_fed, METH_O, "flat_fed(entry): see aliascheck.plugins.message_log"},
+    {"flat_synced", flat_synced, METH_O, "flat_synced(entries): see aliascheck.plugins.message_log"},
     {"flat_same", (PyCFunction)(void (*)(void))flat_same, METH_FASTCALL,
      "flat_same(flat, item): see aliascheck.judge.same_flat"},
     {"flat_taken", flat_taken, METH_O, "flat_taken(item): see aliascheck.plugins.message_log"},
@@ -890,7 +1026,8 @@ PyInit__gate(void)
 {
     one = PyLong_FromLong(1);
     str_unchanged = PyUnicode_InternFromString("unchanged");
-    if (one == NULL || str_unchanged == NULL) {
+    str_ident = PyUnicode_InternFromString("ident");
+    if (one == NULL || str_unchanged == NULL || str_ident == NULL) {
         return NULL;
     }
     return PyModule_Create(&module);

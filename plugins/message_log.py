@@ -320,55 +320,42 @@ def _as_record(entry: _Flat | None, synced: bool = False) -> Record | None:
     return rec
 
 
-def _fed_flat(entry: _Flat, data: Any) -> None:
-    """The feeder pickled a flat message as *data*: unchanged since the send (the very keys and values,
-    looked at under the GIL after the pickle) is a check; anything else is judged as a Record by
-    :func:`_fed`. Never raises."""
-    try:
-        item, flat, serial = entry
-        sends = _by_serial.get(serial)
-        if sends is None:  # its test ended meanwhile
-            return
-        if _same(flat, item):
-            key = id(item)
-            with _lock:
-                if _pickled_flat.get(key) is not entry:
-                    return
-                _fed_ids.add(key)
-                if key in _synced_ids:  # its sender's next receive hands it over
-                    _pending_flat.setdefault(sends.ident, []).append(entry)
-            next(sends.unchanged)
-            return
-        rec = _as_record(entry)
-        if rec is not None:
-            _fed(rec, data)
-    except Exception as exc:  # pragma: no cover - aliascheck's own bug must not break the feeder
-        led = _ledger.current
-        if led is not None:
-            judge.internal(led, MP_QUEUE, exc)
+def _flat_fed_here(entry: _Flat) -> bool | None:
+    """The feeder pickled a flat message: True when unchanged since the send (the very keys and values,
+    looked at under the GIL after the pickle: fed, counted, and back on its sender's list if a receive
+    looked at it already), False when changed, None when no longer recorded. The reference of the
+    compiled gate's ``flat_fed``."""
+    item, flat, serial = entry
+    sends = _by_serial.get(serial)
+    key = id(item)
+    with _lock:
+        if sends is None or _pickled_flat.get(key) is not entry:  # its test ended, or it was judged
+            return None
+        if not _same(flat, item):
+            return False
+        _fed_ids.add(key)
+        if key in _synced_ids:  # its sender's next receive hands it over
+            _pending_flat.setdefault(sends.ident, []).append(entry)
+    next(sends.unchanged)
+    return True
 
 
-def _synchronized_flat(mine: list[_Flat]) -> None:
-    """This thread received something: its flat pickled messages are looked at (once), and those the
-    feeder has pickled are the receiver's (see :func:`_synchronized`)."""
+def _flat_synced_here(mine: list[_Flat]) -> list[_Flat]:
+    """The sending thread received something: each of its flat pickled messages still recorded is looked
+    at once (unchanged: counted), and one the feeder pickled is the receiver's now (dropped). Returns the
+    changed ones, still recorded. The reference of the compiled gate's ``flat_synced``."""
+    changed = []
     for entry in mine:
         item, flat, serial = entry
         key = id(item)
-        if _pickled_flat.get(key) is not entry:  # judged at teardown, or the send raised
+        sends = _by_serial.get(serial)
+        if sends is None or _pickled_flat.get(key) is not entry:  # judged, or taken back
             continue
         if key not in _synced_ids:
             if not _same(flat, item):
-                rec = _as_record(entry, synced=True)
-                if rec is not None:
-                    _judge(rec, "sync")
-                    if rec.fed or rec.flagged:
-                        with _lock:
-                            if _pickled.get(key) is rec:
-                                del _pickled[key]
+                changed.append(entry)
                 continue
-            sends = _by_serial[serial]
-            if sends.ledger.recording and sends.ledger.pid == _pid:
-                next(sends.unchanged)
+            next(sends.unchanged)
             _synced_ids.add(key)
         if key in _fed_ids:
             with _lock:
@@ -376,6 +363,34 @@ def _synchronized_flat(mine: list[_Flat]) -> None:
                     del _pickled_flat[key]
                     _fed_ids.discard(key)
                     _synced_ids.discard(key)
+    return changed
+
+
+def _fed_flat(entry: _Flat, data: Any) -> None:
+    """The feeder pickled a flat message as *data*: unchanged is a check, changed is judged as a Record
+    by :func:`_fed`. Never raises."""
+    try:
+        if _flat_fed(entry) is False:
+            rec = _as_record(entry)
+            if rec is not None:
+                _fed(rec, data)
+    except Exception as exc:  # pragma: no cover - aliascheck's own bug must not break the feeder
+        led = _ledger.current
+        if led is not None:
+            judge.internal(led, MP_QUEUE, exc)
+
+
+def _synchronized_flat(mine: list[_Flat]) -> None:
+    """This thread received something: its flat pickled messages are looked at (see
+    :func:`_synchronized`); a changed one is judged as a Record."""
+    for entry in _flat_synced(mine):
+        rec = _as_record(entry, synced=True)
+        if rec is not None:
+            _judge(rec, "sync")
+            if rec.fed or rec.flagged:
+                with _lock:
+                    if _pickled.get(id(entry[0])) is rec:
+                        del _pickled[id(entry[0])]
 
 
 def _flat_taken_here(item: Any) -> Any:
@@ -405,6 +420,8 @@ def _no_fast_send(item: Any, channel: Any, owner: str, past: frozenset[str], led
 # (not built, or ALIASCHECK_GATE=python) none for a send and the reference for a receipt.
 _flat_send: Any = gate._compiled.flat_send if gate.COMPILED else _no_fast_send
 _flat_taken: Any = gate._compiled.flat_taken if gate.COMPILED else _flat_taken_here
+_flat_fed: Any = gate._compiled.flat_fed if gate.COMPILED else _flat_fed_here
+_flat_synced: Any = gate._compiled.flat_synced if gate.COMPILED else _flat_synced_here
 
 
 _same: Any = gate._compiled.flat_same if gate.COMPILED else judge.same_flat
@@ -414,7 +431,8 @@ def configure() -> None:
     """Point the compiled fast path at this module's tables (at import, and at each install: a second
     import of this module must not leave it reading another's)."""
     if gate.COMPILED:
-        gate._compiled.configure_messages(_flat, _received, _sends, _pickled_flat, _pickled, _pending_flat, _by_serial)
+        gate._compiled.configure_messages(_flat, _received, _sends, _pickled_flat, _pickled, _pending_flat, _by_serial,
+                                          _fed_ids, _synced_ids)
 
 
 configure()

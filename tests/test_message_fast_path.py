@@ -47,6 +47,8 @@ def _run(scenario: Callable[[], None], fast: bool, monkeypatch: pytest.MonkeyPat
         else:
             patched.setattr(messages, "_fast", message_log._no_fast_send)
             patched.setattr(messages, "_flat_taken", message_log._flat_taken_here)
+            patched.setattr(message_log, "_flat_fed", message_log._flat_fed_here)
+            patched.setattr(message_log, "_flat_synced", message_log._flat_synced_here)
         session = Session(Options(enabled=True, steps=0))
         session.start()
         try:
