@@ -637,6 +637,18 @@ def _context_read(value: Any, site: int) -> None:
                             "changing the shared one in place", origin=_line(where))
 
 
+def context_got(value: Any, site: int) -> Any:
+    """A project statement read *value* from a ContextVar inside an expression (``var.get()["user"]``,
+    :meth:`aliascheck.rewrite.Marker._context_gets`): judged as a bound one is (:func:`_context_read`);
+    returned unchanged."""
+    try:
+        if _on and not guard.busy() and _test.contexts and id(value) in _test.contexts:
+            _context_read(value, site)
+    except Exception:  # aliascheck's own failure never reaches the statement
+        pass
+    return value
+
+
 def yielded_view(view: Any, base: Any, site: int) -> Any:
     """The project's generator yields *view*, a view of its buffer *base* (``yield base[...]``,
     :meth:`aliascheck.rewrite.Marker._yield_view`); returns it unchanged. Memory is the identity:

@@ -303,6 +303,11 @@ class Marker(ast.NodeTransformer):
         self.private: frozenset[str] = frozenset()
         self.closed: frozenset[str] | None = None  # never private in this function (None: none is)
         self.function = ""  # the name of the function being marked
+        # Names and attribute names the module binds to a ContextVar (``request = ContextVar(...)``,
+        # ``_map: ContextVar[dict] = ContextVar(...)`` in a class): their ``.get()`` read in an
+        # expression is told to the runtime (_context_gets).
+        self.context_vars: frozenset[str] = frozenset()
+        self.own: frozenset[str] = frozenset()  # the names the function being marked binds itself
 
     def temp(self) -> str:
         self.temps += 1
@@ -324,6 +329,7 @@ class Marker(ast.NodeTransformer):
         everything = list(ast.walk(node))
         saved_atoms, self.atoms = self.atoms, atom_names(node, self.module_names, nodes, everything)
         own = _binders(nodes)
+        saved_own, self.own = self.own, frozenset(own)
         saved_shadowed, self.shadowed = self.shadowed, self.module_names | own
         # collections' names the function (or an enclosing one) does not bind again itself
         saved_containers, self.containers = self.containers, self.containers - own
@@ -346,6 +352,7 @@ class Marker(ast.NodeTransformer):
             self.given, self.scope, self.atoms, self.shadowed = saved, saved_scope, saved_atoms, saved_shadowed
             self.private, self.closed, self.function = saved_private, saved_closed, saved_function
             self.returning, self.containers = saved_returning, saved_containers
+            self.own = saved_own
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -507,6 +514,8 @@ class Marker(ast.NodeTransformer):
         passes = self._passes(stmt, st)  # last: the others look at the calls as written
         if passes is not None:
             st.after.append(_guarded(None, passes[1], test=passes[2]))
+        if self.context_vars:
+            self._context_gets(st, stmt)  # after _passes: its runtime calls are not the program's
         out = st.emit(stmt)
         if passes is not None:
             out.insert(0, passes[0])
@@ -515,6 +524,58 @@ class Marker(ast.NodeTransformer):
             out.insert(0, yielded)
         self._yield_view(stmt)
         return out
+
+    def _context_gets(self, st: _Statement, stmt: ast.stmt) -> None:
+        """``var.get()`` of a ContextVar the module binds, read inside an expression (``return
+        var.get()["user"]``, ``if var.get()["mode"] == ...``): the value is told to the runtime as the
+        statement reads it, ``(context_got(@t, site) if WATCHING(@t := var.get()) else @t)``:
+        evaluated once, in its place, and used unchanged. Only a value some task's context copy
+        shares is watched (:func:`aliascheck.boundary.context_copied`): anything else costs one gate
+        call. ``name = var.get()`` is :meth:`_bound`'s (rule *Runtime shallow copies*, either way)."""
+        if isinstance(stmt, (ast.Expr, ast.Return, ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            root = stmt.value
+        elif isinstance(stmt, ast.If):
+            root = stmt.test
+        else:
+            return
+        if root is None or (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                            and isinstance(stmt.targets[0], ast.Name) and self._context_get(root)):
+            return
+        marker = self
+
+        class Gets(ast.NodeTransformer):
+            def generic_visit(self, node: ast.AST) -> ast.AST:
+                if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) \
+                        or _inert(node):
+                    return node  # a walrus may not bind there; a display of constants holds no call
+                node = super().generic_visit(node)
+                if not (isinstance(node, ast.Call) and marker._context_get(node)):
+                    return node
+                temp = marker.temp()
+                st.temps.append(temp)
+                site = marker._site(_text(node), "context", marker.function)
+                caught = ast.NamedExpr(ast.Name(temp, ast.Store()), node)
+                told = ast.Call(_rt("context_got"), [_name(temp), ast.Constant(site)], [])
+                wrapped = ast.IfExp(_template("WATCHING(X)", X=caught), told, _name(temp))
+                ast.copy_location(wrapped, node)
+                return ast.fix_missing_locations(wrapped)
+
+        new = Gets().visit(root)
+        if new is not root:
+            if isinstance(stmt, ast.If):
+                stmt.test = new  # type: ignore[assignment]
+            else:
+                stmt.value = new  # type: ignore[assignment, union-attr]
+
+    def _context_get(self, node: ast.expr) -> bool:
+        """``var.get(...)``, ``cls._map.get(...)`` of a name or attribute the module binds to a ContextVar
+        (a name the function binds itself is its own)."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"):
+            return False
+        owner = node.func.value
+        if isinstance(owner, ast.Name):
+            return owner.id in self.context_vars and owner.id not in self.own
+        return isinstance(owner, ast.Attribute) and owner.attr in self.context_vars
 
     def _yield(self, stmt: ast.stmt) -> ast.stmt | None:
         """``yield name`` of an array or tensor in the project's generator: told to the runtime just
@@ -1292,10 +1353,33 @@ def mark(tree: ast.Module, base: int | None = None) -> ast.Module:
     marker = Marker(base if base is not None else next(_fresh) << _SITE_BITS)
     marker.module_names = frozenset(bound_names(tree.body))
     marker.containers = _imported_containers(tree.body)
+    marker.context_vars = _context_vars(tree)
     marker.visit(tree)
     if marker.table:
         _register(tree, marker)
     return tree
+
+
+def _context_vars(tree: ast.Module) -> frozenset[str]:
+    """The names and attribute names a module binds to ``ContextVar(...)`` (or ``contextvars.ContextVar``),
+    at any depth: ``request = ContextVar("request")``, ``_map: ContextVar[dict] = ContextVar(...)``,
+    ``self.var = ContextVar(...)``. A walk that skips displays of constants (a data module's rows)."""
+    found: set[str] = set()
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            if (isinstance(func, ast.Name) and func.id == "ContextVar") or (
+                    isinstance(func, ast.Attribute) and func.attr == "ContextVar"):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        found.add(target.id)
+                    elif isinstance(target, ast.Attribute):
+                        found.add(target.attr)
+        todo.extend(child for child in ast.iter_child_nodes(node) if not _inert(child))
+    return frozenset(found)
 
 
 def _register(tree: ast.Module, marker: Marker) -> None:

@@ -2101,6 +2101,80 @@ def test_a_tasks_context_copy_shares_its_mutable_values(pytester: pytest.Pyteste
 
 
 
+CONTEXT_READ_IN_EXPRESSIONS = """
+    import asyncio
+    import contextvars
+    from contextvars import ContextVar
+
+    request = contextvars.ContextVar("request")
+
+    class CallContext:
+        _map: ContextVar[dict] = ContextVar("_map")
+
+        @classmethod
+        def user(cls):
+            return cls._map.get()["user"]  # read in the expression: never bound to a name
+
+    async def handler(started, done):
+        started.set()
+        await done.wait()
+        if request.get()["user"] == "bob":   # a read in a test
+            return "bob"
+        return request.get()["user"]
+
+    async def audit(started, done):
+        started.set()
+        await done.wait()
+        return CallContext.user()
+
+    def serve(task_of, var, change):
+        async def main():
+            var.set({"user": "alice"})
+            started, done = asyncio.Event(), asyncio.Event()
+            task = asyncio.create_task(task_of(started, done))
+            await started.wait()
+            change(var)
+            done.set()
+            return await task
+        return asyncio.run(main())
+
+    def in_place(var):
+        var.get()["user"] = "bob"        # the dict every task's context copy shares
+
+    def new_value(var):
+        var.set({**var.get(), "user": "bob"})
+
+    def test_buggy_read_in_a_test():
+        assert serve(handler, request, in_place) == "bob"
+
+    def test_buggy_class_attribute():
+        assert serve(audit, CallContext._map, in_place) == "bob"
+
+    def test_fixed_read_in_a_test():
+        assert serve(handler, request, new_value) == "alice"
+
+    def test_fixed_class_attribute():
+        assert serve(audit, CallContext._map, new_value) == "alice"
+
+    def test_no_task_reads_it():
+        request.set({"user": "alice"})
+        in_place(request)
+        assert request.get()["user"] == "bob"
+"""
+
+
+def test_a_context_value_read_inside_an_expression_is_a_tasks_read(pytester: pytest.Pytester) -> None:
+    # Runtime shallow copies, whatever the binding form: ``var.get()["user"]`` in a return, a test, a
+    # class's ContextVar read through ``cls._map.get()``. Setting a new value is clean, and so is a
+    # change no task's copy shares.
+    result = run(pytester, CONTEXT_READ_IN_EXPRESSIONS)
+    assert flagged(result) == {"test_buggy_read_in_a_test", "test_buggy_class_attribute"}, result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*task Task-* read ContextVar 'request' (test_user.py:17), whose value its context copy shares, "
+        "changed after the copy was made: *'alice' -> 'bob'",
+        "*task Task-* read ContextVar '_map' (test_user.py:12), whose value its context copy shares*"])
+
+
 THREAD_CONTEXTS = """
     import asyncio
     import contextvars

@@ -903,3 +903,33 @@ def drop_a_sequence(name: str) -> list[str]:
     part = Sequence(["(", part, ")"])
     del part
     return list(Dropped.deaths)
+
+
+# -- a ContextVar's name on something else ----------------------------------------------
+# The rewriter marks ``x.var.get()`` wherever an attribute is named as a ContextVar is somewhere in the
+# module (``Settings.var``); here it is a map that logs its gets, read inside expressions.
+import contextvars  # noqa: E402
+
+
+class Settings:
+    var: contextvars.ContextVar[dict[str, int]] = contextvars.ContextVar("var")
+
+
+class LoggingGets(dict):
+    """A dict whose ``get`` is logged."""
+
+    def get(self, key: object, default: object = None) -> object:  # type: ignore[override]
+        LOG.append(f"get {key!r}")
+        return super().get(key, default)
+
+
+class Holder:
+    def __init__(self) -> None:
+        self.var = LoggingGets(k=1)
+
+
+def read_through_get(holder: Holder) -> list[object]:
+    out = [holder.var.get("k")]
+    if holder.var.get("k") == 1:
+        out.append(holder.var.get("missing", 2))
+    return out + [Settings.var.get({"k": 3})["k"]]

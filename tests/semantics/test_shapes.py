@@ -251,3 +251,9 @@ def test_a_return_reads_its_value_once() -> None:
     assert obj.reads == 3
     plain = p.Counted([1])
     assert p.return_prop(plain) is plain._value and plain.reads == 1
+
+
+def test_a_get_of_something_named_as_a_context_var_reads_once() -> None:
+    holder = p.Holder()
+    assert p.read_through_get(holder) == [1, 2, 3]
+    assert p.LOG == ["get 'k'", "get 'k'", "get 'missing'"]
