@@ -241,6 +241,14 @@ class _Test:
         # the value's fingerprint at the copy, the write clock then)}; and -> {id(writing task): clock}
         self.contexts: dict[int, dict[int, tuple[Any, Any, Fingerprint, int]]] = {}
         self.context_writes: dict[int, dict[int, int]] = {}
+        # id of a ContextVar's mutable default, read by the project -> (its ContextVar, its fingerprint
+        # when first read, the write clock then); and -> {who wrote it (a task's id, else a thread's
+        # ident): clock}. Every context shares a default: no copy is ever made of it.
+        self.defaults: dict[int, tuple[Any, Fingerprint, int]] = {}
+        self.default_writes: dict[int, dict[int, int]] = {}
+        self.born: dict[int, int] = {}  # id of a task (or context copy) -> the write clock at its creation
+        self.first_read: dict[tuple[int, int], int] = {}  # (id of a default, who) -> the clock at its first read
+        self.default_parts: dict[int, int] = {}  # id of an object a default held at a read -> id of the default
         # Set once a kept tensor views memory torch did not allocate: the project's writes into arrays
         # are then told by the memory they write too, (address, size) -> (epoch, the writer's code id).
         self.foreign = False
@@ -342,6 +350,9 @@ def _written_by_project(target: Any, root: Any) -> None:
         t.written_memory[span] = (t.epoch, id(frame.f_code) if frame is not None else 0)
     if t.contexts and id(target) in t.contexts:
         t.context_writes.setdefault(id(target), {})[id(_current_task())] = t.epoch
+    if t.defaults and (id(target) in t.defaults or id(target) in t.default_parts):
+        default = id(target) if id(target) in t.defaults else t.default_parts[id(target)]
+        t.default_writes.setdefault(default, {})[_who()] = t.epoch
     if t.produced and id(target) in t.produced:  # who wrote it matters only for a generator's items
         frame = _project_frame()
         t.writers[id(target)] = id(frame.f_code) if frame is not None else 0
@@ -552,6 +563,7 @@ def context_copied(task: Any, items: Iterable[tuple[Any, Any]]) -> None:
         return
     t = _test
     t.epoch += 1  # a write from now on is after the copy
+    t.born[id(task)] = t.epoch
     for var, value in items:
         if type(value) in CONTEXT_TYPES and value:
             t.contexts.setdefault(id(value), {})[id(task)] = (weakref.ref(task), var, fingerprint(value), t.epoch)
@@ -637,16 +649,90 @@ def _context_read(value: Any, site: int) -> None:
                             "changing the shared one in place", origin=_line(where))
 
 
-def context_got(value: Any, site: int) -> Any:
-    """A project statement read *value* from a ContextVar inside an expression (``var.get()["user"]``,
-    :meth:`aliascheck.rewrite.Marker._context_gets`): judged as a bound one is (:func:`_context_read`);
-    returned unchanged."""
+def context_got(value: Any, site: int, var: Any = None) -> Any:
+    """A project statement read *value* from the ContextVar *var* (``var.get()["user"]``, ``info =
+    var.get()``: :meth:`aliascheck.rewrite.Marker._context_gets`); returned unchanged. A value a task's
+    context copy shares is judged as a bound one is (:func:`_context_read`); *var*'s mutable default,
+    which every context shares, by :func:`_default_read`."""
     try:
-        if _on and not guard.busy() and _test.contexts and id(value) in _test.contexts:
-            _context_read(value, site)
+        if _on and not guard.busy():
+            if _test.contexts and id(value) in _test.contexts:
+                _context_read(value, site)
+            elif type(value) in CONTEXT_TYPES and type(var) is contextvars.ContextVar:
+                _default_read(value, var)
     except Exception:  # aliascheck's own failure never reaches the statement
         pass
     return value
+
+
+def _who() -> int:
+    """Who runs now: the asyncio task or the context copy (:func:`_current_task`), else the thread."""
+    task = _current_task()
+    return id(task) if task is not None else threading.get_ident()
+
+
+def _default_of(var: Any) -> Any:
+    """*var*'s default, read in an empty context (a C call: nothing of the program's runs); None when
+    it has none."""
+    try:
+        return contextvars.Context().run(var.get)
+    except LookupError:
+        return None
+
+
+def _watch_parts(t: _Test, default: Any, most: int = 256) -> None:
+    """The containers a default holds now: a write into one is a write into the default (``spans.get()
+    .setdefault("names", []).append(name)``). Its own items, read at C level (an exact dict, list or set)."""
+    items = default.values() if type(default) is dict else default
+    parts = [id(x) for x in itertools.islice(items, most) if type(x) not in ATOMS]
+    for part in parts:
+        t.default_parts[part] = id(default)
+    if parts:
+        _gates.watch(parts)
+
+
+def _default_read(value: Any, var: Any) -> None:
+    """Rule *Runtime shallow copies*, for a ContextVar's mutable default (``ContextVar("spans",
+    default={})``): no context ever holds a copy of it, so a write into it by one task (or thread) is
+    a change for every other one that reads it. The first read in a test fingerprints it; a read after
+    another task or thread wrote into it since is the finding (once per default and test). The
+    reader's own writes are its intent."""
+    if _default_of(var) is not value:
+        return  # a value some context set: the rule of context copies, if any
+    t = _test
+    entry = t.defaults.get(id(value))
+    _watch_parts(t, value)
+    if entry is None or entry[0] is not var:
+        t.defaults[id(value)] = (var, fingerprint(value), t.epoch)
+        _gates.watch((id(value),))  # the project's writes into it are told from now on, and by whom
+        return
+    then = entry[1]
+    me = _who()
+    # Since the reader's context began: a task's creation, else (a plain thread) its own first read. A
+    # write made before (a main task filling it, then spawning tasks) is what every context was given.
+    task = _current_task()
+    since = t.born.get(id(task)) if task is not None else None
+    if since is None:
+        since = t.first_read.setdefault((id(value), me), t.epoch)
+    writes = t.default_writes.get(id(value), {})
+    if not any(at >= since and writer != me for writer, at in writes.items()):
+        return
+    now = fingerprint(value)
+    if now.digest == then.digest:
+        return
+    del t.defaults[id(value)]  # once per default
+    changes = diff(then, now, collapse=True, reads=True)
+    if changes and _ledger is not None:
+        import asyncio
+
+        where = capture(3)
+        task = _current_task()
+        name = (f"task {asyncio.Task.get_name(task)}" if isinstance(task, asyncio.Task)
+                else f"thread {threading.current_thread().name}")
+        _ledger.report("mutation", changes, owner="contextvars.ContextVar", label=var.name,
+                       check="context default", site=where.site, stack=where.stack, thread=name,
+                       hint=f"give ContextVar {var.name!r} no mutable default (default=None), and set a new "
+                            "value where a context first needs one", origin=_line(where))
 
 
 def yielded_view(view: Any, base: Any, site: int) -> Any:

@@ -195,6 +195,9 @@ def _gist(bug: Bug) -> str:
     if f.kind == "mutation" and f.check == "context":
         return (f"{f.thread} read ContextVar {f.label!r} ({site}), whose value its context copy shares, "
                 f"changed after the copy was made: {bug.change}")
+    if f.kind == "mutation" and f.check == "context default":
+        return (f"{f.thread} read the default of ContextVar {f.label!r} ({site}), which every context shares, "
+                f"after another task or thread wrote into it: {bug.change}")
     if f.kind == "mutation" and f.owner in CHANNELS:
         sender = f"{site.function} ({site})" if site and site.function else f"{f.owner} sender"
         if f.check == SERIALISED:
@@ -235,7 +238,7 @@ def _gist(bug: Bug) -> str:
 
 def _fix(bug: Bug) -> str:
     f, origin, site = bug.first, bug.origin, bug.site
-    if f.kind == "mutation" and f.check == "context":
+    if f.kind == "mutation" and f.check in ("context", "context default"):
         return f"{bug.location}: {f.hint}" if bug.location else f.hint
     if f.kind == "mutation" and f.check in CACHE_CHECKS + COPY_CHECKS:
         return _copied_fix(bug)

@@ -84,6 +84,8 @@ CHECKS: dict[str, str] = {
     "serialise": "the worker serialising (torch.save, pickle.dump) while it runs the call it was handed",
     "save": "serialising it (torch.save, pickle.dump): what is written is the state as it is then",
     "context": "the task or thread reading a value its context copy shares, changed after the copy was made",
+    "context default": "a task or thread reading a ContextVar's default, which every context shares, after "
+                       "another one wrote into it",
     "feed": "the feeder thread pickling the message",
     "sync": "the sender's next receive (a reply, a result): it may change the message after that",
     "cache-hit": "a later call of the cache, handing the value out again",

@@ -499,7 +499,13 @@ class Marker(ast.NodeTransformer):
 
     def _statement(self, stmt: ast.stmt) -> list[ast.stmt]:
         if _names_temporaries(stmt):
-            return [stmt]  # pytest's assertion temporaries (@py_assert1 = ...): its own, never a keeper
+            # pytest's assertion temporaries (@py_assert1 = ...): its own, never a keeper; a ContextVar
+            # read there is the test's read all the same
+            if not self.context_vars:
+                return [stmt]
+            st = _Statement(self)
+            self._context_gets(st, stmt)
+            return st.emit(stmt)
         st = _Statement(self)
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             self._method(st, stmt.value)
@@ -526,21 +532,21 @@ class Marker(ast.NodeTransformer):
         return out
 
     def _context_gets(self, st: _Statement, stmt: ast.stmt) -> None:
-        """``var.get()`` of a ContextVar the module binds, read inside an expression (``return
-        var.get()["user"]``, ``if var.get()["mode"] == ...``): the value is told to the runtime as the
-        statement reads it, ``(context_got(@t, site) if WATCHING(@t := var.get()) else @t)``:
-        evaluated once, in its place, and used unchanged. Only a value some task's context copy
-        shares is watched (:func:`aliascheck.boundary.context_copied`): anything else costs one gate
-        call. ``name = var.get()`` is :meth:`_bound`'s (rule *Runtime shallow copies*, either way)."""
+        """``var.get()`` of a ContextVar the module binds (``info = var.get()``, ``return
+        var.get()["user"]``, ``if cls._map.get()[...]``): the value and the ContextVar are told to the
+        runtime as the statement reads them, ``context_got((@v := cls._map).get(), site, @v)``: each
+        evaluated once, in its place, and the value used unchanged (rule *Runtime shallow copies*: a
+        value a task's context copy shares, or the ContextVar's default, which every context shares)."""
+        holders: list[tuple[Any, str]] = []  # (node, field) whose expression is looked into
         if isinstance(stmt, (ast.Expr, ast.Return, ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            root = stmt.value
+            holders.append((stmt, "value"))
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+            # ``var.get()["k"] = v``: the object written into, read as the statement reads it
+            holders += [(t, "value") for t in targets if isinstance(t, (ast.Subscript, ast.Attribute))]
         elif isinstance(stmt, ast.If):
-            root = stmt.test
-        else:
-            return
-        if root is None or (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                            and isinstance(stmt.targets[0], ast.Name) and self._context_get(root)):
-            return
+            holders.append((stmt, "test"))
+        elif isinstance(stmt, ast.Assert):
+            holders += [(stmt, "test"), (stmt, "msg")]
         marker = self
 
         class Gets(ast.NodeTransformer):
@@ -551,21 +557,25 @@ class Marker(ast.NodeTransformer):
                 node = super().generic_visit(node)
                 if not (isinstance(node, ast.Call) and marker._context_get(node)):
                     return node
-                temp = marker.temp()
-                st.temps.append(temp)
+                func = node.func
+                assert isinstance(func, ast.Attribute)
+                owner = func.value
+                var: ast.expr
+                if isinstance(owner, ast.Name):
+                    var = _name(owner.id)  # a name, read again, runs nothing
+                elif isinstance(owner, ast.NamedExpr):  # caught already by the statement's own marking
+                    var = _name(owner.target.id)  # type: ignore[union-attr]
+                else:
+                    func.value, var = st.catch(owner)
                 site = marker._site(_text(node), "context", marker.function)
-                caught = ast.NamedExpr(ast.Name(temp, ast.Store()), node)
-                told = ast.Call(_rt("context_got"), [_name(temp), ast.Constant(site)], [])
-                wrapped = ast.IfExp(_template("WATCHING(X)", X=caught), told, _name(temp))
-                ast.copy_location(wrapped, node)
-                return ast.fix_missing_locations(wrapped)
+                told = ast.Call(_rt("context_got"), [node, ast.Constant(site), var], [])
+                ast.copy_location(told, node)
+                return ast.fix_missing_locations(told)
 
-        new = Gets().visit(root)
-        if new is not root:
-            if isinstance(stmt, ast.If):
-                stmt.test = new  # type: ignore[assignment]
-            else:
-                stmt.value = new  # type: ignore[assignment, union-attr]
+        for holder, field in holders:
+            root = getattr(holder, field)
+            if root is not None:
+                setattr(holder, field, Gets().visit(root))
 
     def _context_get(self, node: ast.expr) -> bool:
         """``var.get(...)``, ``cls._map.get(...)`` of a name or attribute the module binds to a ContextVar
@@ -573,6 +583,8 @@ class Marker(ast.NodeTransformer):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"):
             return False
         owner = node.func.value
+        if isinstance(owner, ast.NamedExpr) and isinstance(owner.target, ast.Name) and owner.target.id.startswith("@"):
+            owner = owner.value
         if isinstance(owner, ast.Name):
             return owner.id in self.context_vars and owner.id not in self.own
         return isinstance(owner, ast.Attribute) and owner.attr in self.context_vars

@@ -2175,6 +2175,85 @@ def test_a_context_value_read_inside_an_expression_is_a_tasks_read(pytester: pyt
         "*task Task-* read ContextVar '_map' (test_user.py:12), whose value its context copy shares*"])
 
 
+CONTEXT_DEFAULTS = """
+    import asyncio
+    import contextvars
+    import threading
+
+    spans = contextvars.ContextVar("spans", default={})
+    config = contextvars.ContextVar("config", default={})
+    tags = contextvars.ContextVar("tags", default=[])
+    mine = contextvars.ContextVar("mine", default=None)
+
+    async def call(name):
+        own = spans.get()
+        own.setdefault("names", []).append(name)
+        await asyncio.sleep(0)
+        return list(spans.get()["names"])
+
+    def test_buggy_tasks_write_the_default():
+        async def main():
+            return await asyncio.gather(call("a"), call("b"))
+        assert asyncio.run(main()) == [["a", "b"], ["a", "b"]]
+
+    def test_buggy_threads_write_the_default():
+        done = threading.Event()
+        def writer():
+            config.get()["mode"] = "slow"
+            done.set()
+        config.get()
+        t = threading.Thread(target=writer)
+        t.start()
+        t.join()
+        assert config.get()["mode"] == "slow"
+
+    async def own_call(name):
+        got = mine.get()
+        if got is None:
+            got = {}
+            mine.set(got)
+        got.setdefault("names", []).append(name)
+        await asyncio.sleep(0)
+        return list(mine.get()["names"])
+
+    def test_fixed_a_value_per_context():
+        async def main():
+            return await asyncio.gather(own_call("a"), own_call("b"))
+        assert asyncio.run(main()) == [["a"], ["b"]]
+
+    def test_filled_before_the_tasks_are_made():
+        async def reader():
+            await asyncio.sleep(0)
+            return config.get()["level"]
+        async def main():
+            config.get()["level"] = 3
+            return await asyncio.gather(reader(), reader())
+        assert asyncio.run(main()) == [3, 3]
+
+    def test_a_default_never_written():
+        async def one(t):
+            tags.set(tags.get() + [t])
+            await asyncio.sleep(0)
+            return tags.get()
+        async def main():
+            return await asyncio.gather(one("x"), one("y"))
+        assert asyncio.run(main()) == [["x"], ["y"]]
+"""
+
+
+def test_a_context_vars_mutable_default_is_shared_by_every_context(pytester: pytest.Pytester) -> None:
+    # A ContextVar's default is in no context: every task and thread reads the one object. A read after
+    # another task or thread, started no later, wrote into it is the finding; a value set per context,
+    # a default filled before the tasks were made, and one never written are clean.
+    result = run(pytester, CONTEXT_DEFAULTS)
+    assert flagged(result) == {"test_buggy_tasks_write_the_default", "test_buggy_threads_write_the_default"}, \
+        result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*task Task-* read the default of ContextVar 'spans' (test_user.py:14), which every context shares, "
+        "after another task or thread wrote into it: *'names'*: <missing> -> *'a', 'b'*",
+        "*fix: test_user.py:14: give ContextVar 'spans' no mutable default (default=None)*"])
+
+
 THREAD_CONTEXTS = """
     import asyncio
     import contextvars
