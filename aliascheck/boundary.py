@@ -634,19 +634,24 @@ def _context_read(value: Any, site: int) -> None:
     if now.digest == then.digest:
         return
     del copies[id(task)]  # once per task and value
+    _report_read(then, now, var, task, "context", f"set a new value ({var.name}.set({{**{var.name}.get(), ...}})) "
+                 "instead of changing the shared one in place")
+
+
+def _report_read(then: Fingerprint, now: Fingerprint, var: Any, task: Any, check: str, hint: str) -> None:
+    """A task's (or thread's) read of *var*'s value, changed from *then* to *now* by another: reported
+    at the project's statement that read it (the caller's caller's caller)."""
     changes = diff(then, now, collapse=True, reads=True)
     if changes and _ledger is not None:
         import asyncio
 
-        where = capture(3)
+        where = capture(4)
         # The base class's name: a task factory's subclass is the program's code. A context a thread
         # runs a call in is named by the thread.
         name = (f"task {asyncio.Task.get_name(task)}" if isinstance(task, asyncio.Task)
                 else f"thread {threading.current_thread().name}")
-        _ledger.report("mutation", changes, owner="contextvars.ContextVar", label=var.name,
-                       check="context", site=where.site, stack=where.stack, thread=name,
-                       hint=f"set a new value ({var.name}.set({{**{var.name}.get(), ...}})) instead of "
-                            "changing the shared one in place", origin=_line(where))
+        _ledger.report("mutation", changes, owner="contextvars.ContextVar", label=var.name, check=check,
+                       site=where.site, stack=where.stack, thread=name, hint=hint, origin=_line(where))
 
 
 def context_got(value: Any, site: int, var: Any = None) -> Any:
@@ -721,18 +726,8 @@ def _default_read(value: Any, var: Any) -> None:
     if now.digest == then.digest:
         return
     del t.defaults[id(value)]  # once per default
-    changes = diff(then, now, collapse=True, reads=True)
-    if changes and _ledger is not None:
-        import asyncio
-
-        where = capture(3)
-        task = _current_task()
-        name = (f"task {asyncio.Task.get_name(task)}" if isinstance(task, asyncio.Task)
-                else f"thread {threading.current_thread().name}")
-        _ledger.report("mutation", changes, owner="contextvars.ContextVar", label=var.name,
-                       check="context default", site=where.site, stack=where.stack, thread=name,
-                       hint=f"give ContextVar {var.name!r} no mutable default (default=None), and set a new "
-                            "value where a context first needs one", origin=_line(where))
+    _report_read(then, now, var, task, "context default", f"give ContextVar {var.name!r} no mutable default "
+                 "(default=None), and set a new value where a context first needs one")
 
 
 def yielded_view(view: Any, base: Any, site: int) -> Any:
