@@ -187,15 +187,17 @@ def _put_nowait(original: Any, owner: str = SIMPLE_QUEUE, skip: frozenset[str] =
     @functools.wraps(original)
     def put_nowait(self: Any, item: Any) -> Any:
         kind = type(item)
-        if kind in mutability.ATOMS or (led := _recorder(kind, item)) is None:
-            return original(self, item)
-        if kind is dict or kind is list:
+        if kind is dict or kind is list:  # the common mutable message: never a channel or a lock
+            if (led := _recording()) is None:
+                return original(self, item)
             try:
                 msg = _fast(item, self, owner, skip, led)
             except Exception:  # aliascheck's own failure (memory): the Python path decides
                 msg = NotImplemented
             if msg is NotImplemented:
                 msg = _send_flat(item, kind, owner, self, skip, led)
+        elif kind in mutability.ATOMS or (led := _recorder(kind, item)) is None:
+            return original(self, item)
         else:
             msg = _send(_received, item, item, owner, self, skip, led)
         try:
