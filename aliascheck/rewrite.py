@@ -329,9 +329,10 @@ class Marker(ast.NodeTransformer):
         everything = list(ast.walk(node))
         saved_atoms, self.atoms = self.atoms, atom_names(node, self.module_names, nodes, everything)
         own = _binders(nodes)
-        params = node.args
+        signature = node.args
         saved_own, self.own = self.own, frozenset(own) | {a.arg for a in (
-            *params.posonlyargs, *params.args, *params.kwonlyargs, params.vararg, params.kwarg) if a is not None}
+            *signature.posonlyargs, *signature.args, *signature.kwonlyargs, signature.vararg, signature.kwarg)
+            if a is not None}
         saved_shadowed, self.shadowed = self.shadowed, self.module_names | own
         # collections' names the function (or an enclosing one) does not bind again itself
         saved_containers, self.containers = self.containers, self.containers - own
