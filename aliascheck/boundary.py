@@ -249,6 +249,12 @@ class _Test:
         self.born: dict[int, int] = {}  # id of a task (or context copy) -> the write clock at its creation
         self.first_read: dict[tuple[int, int], int] = {}  # (id of a default, who) -> the clock at its first read
         self.default_parts: dict[int, int] = {}  # id of an object a default held at a read -> id of the default
+        # id of the one object a repetition put at every position (``[[0] * n] * n``) -> (the
+        # container's id and type, the creation site): not held, found again as a write's root
+        self.repeated: dict[int, tuple[int, type, int, Any]] = {}
+        # id of a function's mutable default argument kept by the project (``self.inputs = inputs`` of
+        # ``inputs=[]``) -> (its fingerprint at the first keep, the keep site, [its keepers, weakly])
+        self.default_args: dict[int, tuple[Fingerprint, int, list[Any], str]] = {}
         # Set once a kept tensor views memory torch did not allocate: the project's writes into arrays
         # are then told by the memory they write too, (address, size) -> (epoch, the writer's code id).
         self.foreign = False
@@ -350,6 +356,10 @@ def _written_by_project(target: Any, root: Any) -> None:
         t.written_memory[span] = (t.epoch, id(frame.f_code) if frame is not None else 0)
     if t.contexts and id(target) in t.contexts:
         t.context_writes.setdefault(id(target), {})[id(_current_task())] = t.epoch
+    if t.repeated and id(target) in t.repeated:
+        _repeated_written(target, root)
+    if t.default_args and id(target) in t.default_args:
+        _default_arg_judged(target, t.default_args[id(target)], "written")
     if t.defaults and (id(target) in t.defaults or id(target) in t.default_parts):
         default = id(target) if id(target) in t.defaults else t.default_parts[id(target)]
         t.default_writes.setdefault(default, {})[_who()] = t.epoch
@@ -728,6 +738,126 @@ def _default_read(value: Any, var: Any) -> None:
     del t.defaults[id(value)]  # once per default
     _report_read(then, now, var, task, "context default", f"give ContextVar {var.name!r} no mutable default "
                  "(default=None), and set a new value where a context first needs one")
+
+
+_default_ids: dict[int, tuple[Any, set[int]]] = {}  # id(code) -> (the code, ids of its functions' defaults)
+
+
+def _is_default(code: Any, value: Any) -> bool:
+    """Whether *value* is a default of a function whose code is *code* (found once per code among the
+    code's referrers, read at C level: ``__defaults__``, ``__kwdefaults__``)."""
+    known = _default_ids.get(id(code))
+    if known is None or known[0] is not code:
+        ids: set[int] = set()
+        for f in gc.get_referrers(code):
+            if type(f) is types.FunctionType and f.__code__ is code:
+                ids.update(id(d) for d in f.__defaults__ or ())
+                ids.update(id(d) for d in (f.__kwdefaults__ or {}).values())
+        if len(_default_ids) >= 4096:
+            _default_ids.clear()
+        known = _default_ids[id(code)] = (code, ids)
+    return id(value) in known[1]
+
+
+def default_kept(keeper: Any, value: Any, site: int) -> None:
+    """``self.inputs = inputs`` ran in a function whose parameter has a new mutable default (``inputs=
+    []``, :meth:`aliascheck.rewrite.Marker._assign`). When *value* is that default, every call that
+    omits the argument hands its keeper the same object (rule *A default argument kept*): fingerprinted
+    at its first keep and watched; kept again after a write, or written while two keepers hold it, is
+    the finding."""
+    if not _on or guard.busy() or type(value) not in CONTEXT_TYPES:
+        return
+    code = sys._getframe(1).f_code
+    if not _is_default(code, value):
+        return  # the caller's own object, passed on purpose
+    t = _test
+    entry = t.default_args.get(id(value))
+    if entry is None:
+        entry = t.default_args[id(value)] = (fingerprint(value), site, [], getattr(code, "co_qualname", code.co_name))
+        _gates.watch((id(value),))
+    entry[2].append(_reference(keeper))
+    _default_arg_judged(value, entry, "kept")
+
+
+def _default_arg_judged(value: Any, entry: tuple[Fingerprint, int, list[Any], str], how: str) -> None:
+    """*value*, a kept default argument, was kept again or written: two keepers that still hold it, and
+    a change since its first keep, are the finding (once per default and test)."""
+    pristine, site, keepers, function = entry
+    alive = [k() for k in keepers]
+    holding = [k for k in alive if k is not None and any(v is value for v in (_instance_dict(k) or {}).values())]
+    if len(holding) < 2:
+        return
+    now = fingerprint(value)
+    if now.digest == pristine.digest or _ledger is None:
+        return
+    t = _test
+    del t.default_args[id(value)]
+    changes = diff(pristine, now, collapse=True, reads=True)
+    if not changes:
+        return
+    name, _ = _sites[site]
+    given = (_extras.get(site) or ("",))[0]
+    what = type(value).__name__
+    where = capture(3)
+    shares = f"the one default {what} of {function}({given}=...) ({len(holding)} objects hold it)"
+    _ledger.report("mutation", changes, owner=_type_name(value), label=name, check="default argument",
+                   site=where.site, stack=where.stack, thread=threading.current_thread().name,
+                   hint=f"give {given} the default None and make a new {what} in each call "
+                        f"({given} = {what}() if {given} is None else {given})", origin=_line(where),
+                   shares=shares)
+
+
+def repeated(container: Any, site: int) -> None:
+    """``rows = [[0] * n] * n`` or ``groups = dict.fromkeys(keys, [])`` ran (:func:`aliascheck.rewrite.
+    _repetition`): when the container does hold one mutable object at every position, that object is
+    watched, so that a write into it reached through the container (``rows[0][0] = 1``, ``groups[k]
+    .append(w)``: addressed by one position) is told (rule *One object at several positions*). Read at
+    C level: an exact list's items or dict's values, compared by identity."""
+    if not _on or guard.busy():
+        return
+    kind = type(container)
+    if kind is not list and kind is not dict:
+        return
+    items = list(container.values()) if kind is dict else container
+    if len(items) < 2 or type(items[0]) in ATOMS or type(items[0]) is tuple:
+        return
+    first = items[0]
+    if not all(map(operator.is_, items, itertools.repeat(first))):
+        return
+    _test.repeated[id(first)] = (id(container), kind, site, capture(2))
+    _gates.watch((id(first),))
+
+
+def _repeated_written(target: Any, root: Any) -> None:
+    """The project wrote into *target*, the one object a repetition put at every position of a
+    container, through *root*: the container itself, or an object whose attribute holds it. The other
+    positions it still holds *target* at change with it."""
+    t = _test
+    box_id, kind, site, made_at = t.repeated[id(target)]
+    box: Any = root if id(root) == box_id and type(root) is kind else None
+    if box is None and root is not None:
+        own = _instance_dict(root)
+        if type(own) is dict:
+            box = next((v for v in own.values() if id(v) == box_id and type(v) is kind), None)
+    if box is None:
+        return  # reached another way (``for row in rows: row[0] = 1`` writes every row as one)
+    del t.repeated[id(target)]  # once per container
+    positions = [k for k, v in (box.items() if kind is dict else enumerate(box)) if v is target]
+    if len(positions) < 2 or site in t.flagged or _ledger is None:
+        return
+    t.flagged.add(site)
+    name, _ = _sites[site]
+    made, fix = _extras.get(site) or ("", "")
+    what = type(target).__name__
+    others = ", ".join(f"{name}[{k!r}]" for k in positions[1:4]) + (", ..." if len(positions) > 4 else "")
+    change = Change(f"[{positions[0]!r}]", "", "", "changed",
+                    f"written through {name}[{positions[0]!r}]; the same {what} is {others}")
+    where = capture(2)
+    _ledger.report("mutation", [change], owner=_type_name(target), label=name, check="repeated",
+                   site=where.site, stack=where.stack, thread=threading.current_thread().name,
+                   hint=f"make one {what} per position where it is made ({made_at.site}): {name} = {fix}",
+                   origin=_line(where),
+                   shares=f"one {what} at {len(positions)} positions ({made})")
 
 
 def yielded_view(view: Any, base: Any, site: int) -> Any:

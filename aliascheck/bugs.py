@@ -195,6 +195,10 @@ def _gist(bug: Bug) -> str:
     if f.kind == "mutation" and f.check == "context":
         return (f"{f.thread} read ContextVar {f.label!r} ({site}), whose value its context copy shares, "
                 f"changed after the copy was made: {bug.change}")
+    if f.kind == "mutation" and f.check == "default argument":
+        return f"{f.label} keeps {f.shares}, changed through another: {bug.change}"
+    if f.kind == "mutation" and f.check == "repeated":
+        return f"{f.label} holds {f.shares}: a write through {f.label}{f.path} changes every position"
     if f.kind == "mutation" and f.check == "context default":
         return (f"{f.thread} read the default of ContextVar {f.label!r} ({site}), which every context shares, "
                 f"after another task or thread wrote into it: {bug.change}")
@@ -238,7 +242,7 @@ def _gist(bug: Bug) -> str:
 
 def _fix(bug: Bug) -> str:
     f, origin, site = bug.first, bug.origin, bug.site
-    if f.kind == "mutation" and f.check in ("context", "context default"):
+    if f.kind == "mutation" and f.check in ("context", "context default", "repeated", "default argument"):
         return f"{bug.location}: {f.hint}" if bug.location else f.hint
     if f.kind == "mutation" and f.check in CACHE_CHECKS + COPY_CHECKS:
         return _copied_fix(bug)

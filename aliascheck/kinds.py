@@ -84,6 +84,9 @@ CHECKS: dict[str, str] = {
     "serialise": "the worker serialising (torch.save, pickle.dump) while it runs the call it was handed",
     "save": "serialising it (torch.save, pickle.dump): what is written is the state as it is then",
     "context": "the task or thread reading a value its context copy shares, changed after the copy was made",
+    "default argument": "a function's default argument kept by a new object, or written, while another object it was "
+                        "handed to still holds it",
+    "repeated": "the project's write into one object a container holds at several positions, addressed by one",
     "context default": "a task or thread reading a ContextVar's default, which every context shares, after "
                        "another one wrote into it",
     "feed": "the feeder thread pickling the message",

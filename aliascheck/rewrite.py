@@ -308,6 +308,9 @@ class Marker(ast.NodeTransformer):
         # expression is told to the runtime (_context_gets).
         self.context_vars: frozenset[str] = frozenset()
         self.own: frozenset[str] = frozenset()  # the names the function being marked binds itself
+        # The function's parameters whose default is a new mutable value (``items=[]``) that it never
+        # binds again: one object every call that omits the argument gets.
+        self.mutable_defaults: frozenset[str] = frozenset()
 
     def temp(self) -> str:
         self.temps += 1
@@ -333,6 +336,12 @@ class Marker(ast.NodeTransformer):
         saved_own, self.own = self.own, frozenset(own) | {a.arg for a in (
             *signature.posonlyargs, *signature.args, *signature.kwonlyargs, signature.vararg, signature.kwarg)
             if a is not None}
+        positional = [*signature.posonlyargs, *signature.args]
+        defaulted = [*zip(positional[len(positional) - len(signature.defaults):], signature.defaults, strict=True),
+                     *((a, d) for a, d in zip(signature.kwonlyargs, signature.kw_defaults, strict=True)
+                       if d is not None)]
+        saved_defaults, self.mutable_defaults = self.mutable_defaults, frozenset(
+            a.arg for a, d in defaulted if _new_mutable(d) and a.arg not in own)
         saved_shadowed, self.shadowed = self.shadowed, self.module_names | own
         # collections' names the function (or an enclosing one) does not bind again itself
         saved_containers, self.containers = self.containers, self.containers - own
@@ -355,7 +364,7 @@ class Marker(ast.NodeTransformer):
             self.given, self.scope, self.atoms, self.shadowed = saved, saved_scope, saved_atoms, saved_shadowed
             self.private, self.closed, self.function = saved_private, saved_closed, saved_function
             self.returning, self.containers = saved_returning, saved_containers
-            self.own = saved_own
+            self.own, self.mutable_defaults = saved_own, saved_defaults
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -719,6 +728,16 @@ class Marker(ast.NodeTransformer):
                 assert kept is not None
                 self._kept(st, keeper, kept, site, target.attr if isinstance(target, ast.Attribute) else None,
                            root, source, owner, atom, private)
+                if isinstance(value, ast.Name) and value.id in self.mutable_defaults:
+                    # ``self.inputs = inputs`` of ``inputs=[]``: the one default, kept by each new keeper
+                    st.call("default_kept", keeper, kept, ast.Constant(site))
+        if len(targets) == 1 and _repetition(value):
+            # ``rows = [[0] * n] * n``, ``groups = dict.fromkeys(keys, [])``: one object at every position
+            site = self._site(_text(targets[0]), "repeat", (text, _one_each(value)))
+            if isinstance(targets[0], ast.Name):
+                st.call("repeated", _name(targets[0].id), ast.Constant(site))
+            elif isinstance(targets[0], ast.Attribute) and kept is not None:
+                st.call("repeated", copy.copy(kept), ast.Constant(site))
         if len(targets) != 1 or keeps:
             return
         target = targets[0]
@@ -1160,6 +1179,47 @@ def _fresh_expr(node: ast.expr, atoms: frozenset[str], shadowed: frozenset[str],
     return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
             and (isinstance(node.left, ast.List) and _atom_expr(node.right, atoms, shadowed)
                  or isinstance(node.right, ast.List) and _atom_expr(node.left, atoms, shadowed)))
+
+
+_MUTABLE_MAKERS = frozenset({"list", "dict", "set", "bytearray", "defaultdict", "OrderedDict", "Counter", "deque"})
+# A module's array or tensor maker (``np.zeros(3)``, ``torch.empty(2, 2)``): a new one each call.
+_ARRAY_MAKERS = frozenset({"zeros", "ones", "empty", "full", "array", "tensor", "zeros_like", "ones_like",
+                           "empty_like", "full_like"})
+
+
+def _repetition(node: ast.expr) -> bool:
+    """A container holding one new mutable object at every position, by the way it is built: a list
+    display of one holding a new mutable value, multiplied (``[[0] * n] * n``, ``[[]] * k``, ``[{}] *
+    k``), or ``dict.fromkeys(keys, [])``."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return any(isinstance(side, ast.List) and len(side.elts) == 1 and _new_mutable(side.elts[0])
+                   for side in (node.left, node.right))
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fromkeys"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "dict" and len(node.args) == 2
+            and _new_mutable(node.args[1]))
+
+
+def _one_each(node: ast.expr) -> str:
+    """The fix of a :func:`_repetition`: the same expression, made anew for each position."""
+    if isinstance(node, ast.BinOp):
+        one, times = (node.left, node.right) if isinstance(node.left, ast.List) else (node.right, node.left)
+        return f"[{_text(one.elts[0])} for _ in range({_text(times)})]"  # type: ignore[attr-defined]
+    keys, value = node.args  # type: ignore[attr-defined]
+    return f"{{k: {_text(value)} for k in {_text(keys)}}}"
+
+
+def _new_mutable(node: ast.expr) -> bool:
+    """A new list, dict, set or such the expression makes: a display, a comprehension, ``[0] * n``, a
+    container type called."""
+    if isinstance(node, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp)):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (isinstance(func, ast.Name) and func.id in _MUTABLE_MAKERS) or (
+            isinstance(func, ast.Attribute) and (func.attr in _MUTABLE_MAKERS or (
+                func.attr in _ARRAY_MAKERS and isinstance(func.value, ast.Name))))
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and (
+        isinstance(node.left, ast.List) or isinstance(node.right, ast.List))
 
 
 def _closed_names(everything: list[ast.AST], own: list[ast.AST]) -> frozenset[str] | None:

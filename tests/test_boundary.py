@@ -2254,6 +2254,166 @@ def test_a_context_vars_mutable_default_is_shared_by_every_context(pytester: pyt
         "*fix: test_user.py:14: give ContextVar 'spans' no mutable default (default=None)*"])
 
 
+REPEATED = """
+    def test_buggy_grid():
+        rows = [[0] * 3] * 3
+        rows[0][0] = 1
+        assert rows[2][0] == 1
+
+    def test_buggy_fromkeys():
+        groups = dict.fromkeys("ab", [])
+        for word in ("apple", "bob"):
+            groups[word[0]].append(word)
+        assert groups["b"] == ["apple", "bob"]
+
+    class Frames:
+        def __init__(self, n):
+            self.frames = [[]] * n
+
+        def add(self, env, frame):
+            self.frames[env].append(frame)
+
+    def test_buggy_attribute():
+        f = Frames(2)
+        f.add(0, "a")
+        assert f.frames[1] == ["a"]
+
+    def test_fixed_comprehension():
+        rows = [[0] * 3 for _ in range(3)]
+        rows[0][0] = 1
+        assert rows[2][0] == 0
+
+    def test_fixed_dict_comprehension():
+        groups = {k: [] for k in "ab"}
+        groups["a"].append("apple")
+        assert groups["b"] == []
+
+    def test_read_only():
+        rows = [[0] * 3] * 3
+        assert sum(map(sum, rows)) == 0
+
+    def test_positions_replaced():
+        rows = [[0] * 3] * 3
+        rows[0] = [1, 2, 3]          # a new list at one position: nothing shared is written
+        assert rows[1] == [0, 0, 0]
+
+    def test_every_row_written_as_one():
+        rows = [[0] * 3] * 3
+        for row in rows:             # not addressed by position: the loop writes each row alike
+            row[0] = 7
+        assert [r[0] for r in rows] == [7, 7, 7]
+
+    def test_fromkeys_rebound():
+        groups = dict.fromkeys("ab", [])
+        groups["a"] = groups["a"] + ["apple"]   # a new list bound at one key
+        assert groups["b"] == []
+
+    def test_buggy_arrays():
+        import numpy as np
+        bufs = [np.zeros(3)] * 2
+        bufs[0][1] = 5.0
+        assert bufs[1][1] == 5.0
+
+    def test_one_shared_on_purpose():
+        shared = []
+        slots = [shared] * 3         # a name repeated: one object the program means to share
+        slots[0].append(1)
+        assert slots[2] == [1]
+"""
+
+
+def test_one_object_at_several_positions_written_through_one(pytester: pytest.Pytester) -> None:
+    # A repetition that makes one new mutable object and puts it at every position ([[0] * n] * n,
+    # [[]] * n, dict.fromkeys(keys, [])), then a write into it addressed by one position: every other
+    # position changes with it. A comprehension, reads, a position replaced, a loop writing every row
+    # alike, and an object the program names and repeats on purpose are clean.
+    result = run(pytester, REPEATED)
+    assert flagged(result) == {"test_buggy_grid", "test_buggy_fromkeys", "test_buggy_attribute", "test_buggy_arrays"}, \
+        result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*rows holds one list at 3 positions (*): a write through rows[[]0] changes every position",
+        "*fix: test_user.py:3: make one list per position where it is made (test_user.py:2): "
+        "rows = [[][[]0] * 3 for _ in range(3)]",
+        "*groups holds one list at 2 positions (dict.fromkeys('ab', [[]])): a write through groups[[]'a'] changes*",
+        "*self.frames holds one list at 2 positions*"])
+
+
+DEFAULT_ARGUMENTS = """
+    class Transaction:
+        def __init__(self, inputs=[], version=1):
+            self.inputs = inputs
+            self.version = version
+
+        def add_input(self, txin):
+            self.inputs.append(txin)
+
+    class Tagged:
+        def __init__(self, tags={}):
+            self.tags = tags
+
+    class Shared:
+        def __init__(self, inputs=[]):
+            self.inputs = inputs
+
+    class Alone:
+        def __init__(self, inputs=[]):
+            self.inputs = inputs
+
+    def test_buggy_written_while_two_hold_it():
+        a, b = Transaction(), Transaction()
+        a.add_input("in0")
+        assert b.inputs == ["in0"]
+
+    def test_buggy_kept_after_a_write():
+        a = Tagged()
+        a.tags["k"] = 1
+        b = Tagged()
+        assert b.tags == {"k": 1}
+
+    class Fixed:
+        def __init__(self, inputs=None):
+            self.inputs = [] if inputs is None else inputs
+
+    def test_fixed():
+        a, b = Fixed(), Fixed()
+        a.inputs.append("in0")
+        assert b.inputs == []
+
+    def test_shared_on_purpose():
+        shared = []
+        a, b = Shared(shared), Shared(shared)   # the caller passes one list to both
+        a.inputs.append("in0")
+        assert b.inputs == ["in0"]
+
+    def test_one_keeper():
+        a = Alone()
+        a.inputs.append("x")
+        assert a.inputs == ["x"]
+
+    def memo(n, _cache={}):
+        if n not in _cache:
+            _cache[n] = n * n
+        return _cache[n]
+
+    def test_memo_idiom():
+        assert memo(3) == 9 and memo(4) == 16 and memo(3) == 9
+"""
+
+
+def test_a_default_argument_kept_by_two_objects_and_written(pytester: pytest.Pytester) -> None:
+    # A mutable default (inputs=[]) is one object: every call that omits the argument hands it to its
+    # keeper. Written while two objects hold it, or kept by a new one after a write: the finding. A
+    # None default, a list the caller passes to both on purpose, one keeper, and a cache kept in a
+    # default (never handed to a keeper) are clean.
+    result = run(pytester, DEFAULT_ARGUMENTS)
+    assert flagged(result) == {"test_buggy_written_while_two_hold_it", "test_buggy_kept_after_a_write"}, \
+        result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*self.inputs keeps the one default list of Transaction.__init__(inputs=...) (2 objects "
+        "hold it), changed through another: <root>: list grew from 0 to 1 item (appended 'in0')",
+        "*fix: *give inputs the default None and make a new list in each call*"])
+
+
 THREAD_CONTEXTS = """
     import asyncio
     import contextvars
