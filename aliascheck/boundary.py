@@ -255,6 +255,9 @@ class _Test:
         # id of a function's mutable default argument kept by the project (``self.inputs = inputs`` of
         # ``inputs=[]``) -> (its fingerprint at the first keep, the keep site, [its keepers, weakly])
         self.default_args: dict[int, tuple[Fingerprint, int, list[Any], str]] = {}
+        # a ``return acc`` site of a mutable default -> (its id, the write clock, the reference count
+        # and the fingerprint at that return)
+        self.default_returns: dict[int, tuple[int, int, int, Fingerprint]] = {}
         # Set once a kept tensor views memory torch did not allocate: the project's writes into arrays
         # are then told by the memory they write too, (address, size) -> (epoch, the writer's code id).
         self.foreign = False
@@ -777,6 +780,56 @@ def default_kept(keeper: Any, value: Any, site: int) -> None:
         _gates.watch((id(value),))
     entry[2].append(_reference(keeper))
     _default_arg_judged(value, entry, "kept")
+
+
+def default_returned(value: Any, site: int) -> Any:
+    """``return acc`` of a parameter whose default is a new mutable value (``acc=[]``); returns *value*
+    unchanged. When it is the default, every caller that omits the argument gets the same object: a
+    call that finds the object written since its last return (by the function, or anyone) while
+    something besides the function still refers to it (an earlier caller's name, list, attribute:
+    one more reference than at its first return) changes what that caller holds."""
+    try:
+        if _on and not guard.busy() and type(value) in CONTEXT_TYPES:
+            code = sys._getframe(1).f_code
+            if _is_default(code, value):
+                _default_again(value, site, code)
+    except Exception:  # aliascheck's own failure never reaches the function
+        pass
+    return value
+
+
+def _default_again(value: Any, site: int, code: Any) -> None:
+    """The function of *code* returns its default *value* again: written since its last return by the
+    function itself (a registry a function hands out and its callers fill is shared on purpose), while
+    something holds the earlier return."""
+    t = _test
+    refs = sys.getrefcount(value)
+    t.epoch += 1  # a write from now on is after this return
+    state = t.default_returns.get(site)
+    if state is None or state[0] != id(value):
+        t.default_returns[site] = (id(value), t.epoch, refs, fingerprint(value))
+        t.produced.add(id(value))  # who writes into it is told from now on
+        _gates.watch((id(value),))
+        return
+    _, since, baseline, then = state
+    now = fingerprint(value)
+    t.default_returns[site] = (id(value), t.epoch, baseline, now)
+    refilled = t.written.get(id(value), -1) >= since and t.writers.get(id(value)) == id(code)
+    if not refilled or refs <= baseline or site in t.flagged or _ledger is None:
+        return
+    function = getattr(code, "co_qualname", code.co_name)
+    changes = diff(then, now, collapse=True, reads=True)
+    if not changes:
+        return
+    t.flagged.add(site)
+    name, _ = _sites[site]
+    what = type(value).__name__
+    where = capture(3)
+    _ledger.report("mutation", changes, owner=_type_name(value), label=f"{function}()", check="default returned",
+                   site=where.site, stack=where.stack, thread=threading.current_thread().name,
+                   hint=f"give {name} the default None and make a new {what} in each call "
+                        f"({name} = {what}() if {name} is None else {name})", origin=_line(where),
+                   shares=f"its default argument {name}, one {what} every call gets")
 
 
 def _default_arg_judged(value: Any, entry: tuple[Fingerprint, int, list[Any], str], how: str) -> None:

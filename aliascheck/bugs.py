@@ -195,6 +195,9 @@ def _gist(bug: Bug) -> str:
     if f.kind == "mutation" and f.check == "context":
         return (f"{f.thread} read ContextVar {f.label!r} ({site}), whose value its context copy shares, "
                 f"changed after the copy was made: {bug.change}")
+    if f.kind == "mutation" and f.check == "default returned":
+        return (f"{f.label} returns {f.shares}: a caller still holds the one returned before, changed since: "
+                f"{bug.change}")
     if f.kind == "mutation" and f.check == "default argument":
         return f"{f.label} keeps {f.shares}, changed through another: {bug.change}"
     if f.kind == "mutation" and f.check == "repeated":
@@ -242,7 +245,8 @@ def _gist(bug: Bug) -> str:
 
 def _fix(bug: Bug) -> str:
     f, origin, site = bug.first, bug.origin, bug.site
-    if f.kind == "mutation" and f.check in ("context", "context default", "repeated", "default argument"):
+    if f.kind == "mutation" and f.check in ("context", "context default", "repeated", "default argument",
+                                            "default returned"):
         return f"{bug.location}: {f.hint}" if bug.location else f.hint
     if f.kind == "mutation" and f.check in CACHE_CHECKS + COPY_CHECKS:
         return _copied_fix(bug)

@@ -84,6 +84,8 @@ CHECKS: dict[str, str] = {
     "serialise": "the worker serialising (torch.save, pickle.dump) while it runs the call it was handed",
     "save": "serialising it (torch.save, pickle.dump): what is written is the state as it is then",
     "context": "the task or thread reading a value its context copy shares, changed after the copy was made",
+    "default returned": "a call returning a function's default argument again, changed since it returned it to a "
+                        "caller that still holds it",
     "default argument": "a function's default argument kept by a new object, or written, while another object it was "
                         "handed to still holds it",
     "repeated": "the project's write into one object a container holds at several positions, addressed by one",

@@ -527,6 +527,12 @@ class Marker(ast.NodeTransformer):
             self._assign(st, stmt)
         elif isinstance(stmt, ast.AugAssign):
             self._augmented(st, stmt)
+        elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name) \
+                and stmt.value.id in self.mutable_defaults:
+            # ``return acc`` of ``acc=[]``: the one default, handed to each caller in turn
+            site = self._site(stmt.value.id, "return", self.function)
+            stmt.value = ast.copy_location(
+                ast.Call(_rt("default_returned"), [stmt.value, ast.Constant(site)], []), stmt.value)
         elif isinstance(stmt, ast.Return) and self.returning and stmt.value is not None:
             self._return(st, stmt)
         passes = self._passes(stmt, st)  # last: the others look at the calls as written

@@ -2397,21 +2397,50 @@ DEFAULT_ARGUMENTS = """
 
     def test_memo_idiom():
         assert memo(3) == 9 and memo(4) == 16 and memo(3) == 9
+
+    def stamp(x, seen=[]):
+        seen.append(x)
+        return seen
+
+    def test_buggy_returned_again():
+        first = stamp(1)
+        stamp(2)
+        assert first == [1, 2]
+
+    def count(x, seen=set()):
+        seen.add(x)
+        return seen
+
+    def test_returns_dropped():
+        for x in range(3):
+            assert x in count(x)
+
+    def registry(_reg={}):
+        return _reg
+
+    def test_registry_its_callers_fill():
+        r = registry()
+        r["a"] = 1
+        registry()["b"] = 2
+        assert registry() is r
 """
 
 
 def test_a_default_argument_kept_by_two_objects_and_written(pytester: pytest.Pytester) -> None:
     # A mutable default (inputs=[]) is one object: every call that omits the argument hands it to its
-    # keeper. Written while two objects hold it, or kept by a new one after a write: the finding. A
-    # None default, a list the caller passes to both on purpose, one keeper, and a cache kept in a
-    # default (never handed to a keeper) are clean.
+    # keeper. Written while two objects hold it, or kept by a new one after a write: the finding; so is
+    # a function returning its default again, written by itself since, while a caller holds the last.
+    # A None default, a list the caller passes to both on purpose, one keeper, a cache kept in a
+    # default, returns nobody keeps, and a registry its callers fill are clean.
     result = run(pytester, DEFAULT_ARGUMENTS)
-    assert flagged(result) == {"test_buggy_written_while_two_hold_it", "test_buggy_kept_after_a_write"}, \
-        result.stdout.str()
+    assert flagged(result) == {"test_buggy_written_while_two_hold_it", "test_buggy_kept_after_a_write",
+                               "test_buggy_returned_again"}, result.stdout.str()
     result.stdout.fnmatch_lines([
         "*self.inputs keeps the one default list of Transaction.__init__(inputs=...) (2 objects "
         "hold it), changed through another: <root>: list grew from 0 to 1 item (appended 'in0')",
-        "*fix: *give inputs the default None and make a new list in each call*"])
+        "*fix: *give inputs the default None and make a new list in each call*",
+        "*stamp() returns its default argument seen, one list every call gets: a caller still holds the one "
+        "returned before, changed since: <root>: list grew from 1 to 2 items (appended 2)"])
 
 
 THREAD_CONTEXTS = """

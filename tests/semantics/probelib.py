@@ -933,3 +933,19 @@ def read_through_get(holder: Holder) -> list[object]:
     if holder.var.get("k") == 1:
         out.append(holder.var.get("missing", 2))
     return out + [Settings.var.get({"k": 3})["k"]]
+
+
+def stamp(x: object, seen: list[object] = []) -> list[object]:  # noqa: B006 - the shape under probe
+    seen.append(x)
+    return seen
+
+
+class Keeps:
+    def __init__(self, items: list[object] = []) -> None:  # noqa: B006 - the shape under probe
+        self.items = items
+
+
+def grid(n: int) -> list[list[int]]:
+    rows = [[0] * n] * n
+    rows[0] = [1] * n  # a new row at one position: nothing shared is written
+    return rows

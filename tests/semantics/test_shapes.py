@@ -257,3 +257,20 @@ def test_a_get_of_something_named_as_a_context_var_reads_once() -> None:
     holder = p.Holder()
     assert p.read_through_get(holder) == [1, 2, 3]
     assert p.LOG == ["get 'k'", "get 'k'", "get 'missing'"]
+
+
+def test_a_returned_default_is_the_default_itself() -> None:
+    assert p.stamp(1) is p.stamp.__defaults__[0]  # each result let go: what any caller holds is unchanged
+    assert p.stamp(2)[-2:] == [1, 2]
+
+
+def test_a_kept_default_is_the_default_itself() -> None:
+    a = p.Keeps()
+    a.items.append(1)
+    assert a.items is p.Keeps.__init__.__defaults__[0] and a.items[-1] == 1
+    a.items.clear()
+
+
+def test_a_repetition_holds_one_row() -> None:
+    rows = p.grid(3)
+    assert rows[1] is rows[2] and rows[0] == [1, 1, 1] and rows[1] == [0, 0, 0]
