@@ -746,13 +746,30 @@ def _default_read(value: Any, var: Any) -> None:
 _default_ids: dict[int, tuple[Any, set[int]]] = {}  # id(code) -> (the code, ids of its functions' defaults)
 
 
-def _is_default(code: Any, value: Any) -> bool:
-    """Whether *value* is a default of a function whose code is *code* (found once per code among the
-    code's referrers, read at C level: ``__defaults__``, ``__kwdefaults__``)."""
+def _function_of(code: Any, frame: Any) -> Any:
+    """The function whose code is *code*, by its qualified name from the frame's globals through
+    classes' own dicts (no attribute hook, no metaclass code runs); None for a nested function."""
+    parts = getattr(code, "co_qualname", code.co_name).split(".")
+    if "<locals>" in parts:
+        return None
+    obj = frame.f_globals.get(parts[0])
+    for name in parts[1:]:
+        if not isinstance(obj, type):
+            return None
+        obj = _CLASS_DICT(obj).get(name)
+    if type(obj) in (staticmethod, classmethod):
+        obj = obj.__func__
+    return obj if type(obj) is types.FunctionType and obj.__code__ is code else None
+
+
+def _is_default(code: Any, value: Any, frame: Any) -> bool:
+    """Whether *value* is a default of a function whose code is *code* (found once per code: by its
+    name, else among the code's referrers; read at C level: ``__defaults__``, ``__kwdefaults__``)."""
     known = _default_ids.get(id(code))
     if known is None or known[0] is not code:
         ids: set[int] = set()
-        for f in gc.get_referrers(code):
+        named = _function_of(code, frame)
+        for f in [named] if named is not None else gc.get_referrers(code):
             if type(f) is types.FunctionType and f.__code__ is code:
                 ids.update(id(d) for d in f.__defaults__ or ())
                 ids.update(id(d) for d in (f.__kwdefaults__ or {}).values())
@@ -770,8 +787,9 @@ def default_kept(keeper: Any, value: Any, site: int) -> None:
     the finding."""
     if not _on or guard.busy() or type(value) not in CONTEXT_TYPES:
         return
-    code = sys._getframe(1).f_code
-    if not _is_default(code, value):
+    frame = sys._getframe(1)
+    code = frame.f_code
+    if not _is_default(code, value, frame):
         return  # the caller's own object, passed on purpose
     t = _test
     entry = t.default_args.get(id(value))
@@ -790,8 +808,9 @@ def default_returned(value: Any, site: int) -> Any:
     one more reference than at its first return) changes what that caller holds."""
     try:
         if _on and not guard.busy() and type(value) in CONTEXT_TYPES:
-            code = sys._getframe(1).f_code
-            if _is_default(code, value):
+            frame = sys._getframe(1)
+            code = frame.f_code
+            if _is_default(code, value, frame):
                 _default_again(value, site, code)
     except Exception:  # aliascheck's own failure never reaches the function
         pass
