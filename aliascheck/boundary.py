@@ -253,8 +253,9 @@ class _Test:
         # container's id and type, the creation site): not held, found again as a write's root
         self.repeated: dict[int, tuple[int, type, int, Any]] = {}
         # id of a function's mutable default argument kept by the project (``self.inputs = inputs`` of
-        # ``inputs=[]``) -> (its fingerprint at the first keep, the keep site, [its keepers, weakly])
-        self.default_args: dict[int, tuple[Fingerprint, int, list[Any], str]] = {}
+        # ``inputs=[]``) -> (its fingerprint at the first keep, the keep site, [up to 8 keepers, weakly],
+        # the function's name, the write clock at the first keep)
+        self.default_args: dict[int, tuple[Fingerprint, int, list[Any], str, int]] = {}
         # a ``return acc`` site of a mutable default -> (its id, the write clock, the reference count
         # and the fingerprint at that return)
         self.default_returns: dict[int, tuple[int, int, int, Fingerprint]] = {}
@@ -362,7 +363,7 @@ def _written_by_project(target: Any, root: Any) -> None:
     if t.repeated and id(target) in t.repeated:
         _repeated_written(target, root)
     if t.default_args and id(target) in t.default_args:
-        _default_arg_judged(target, t.default_args[id(target)], "written")
+        _default_arg_judged(target, t.default_args[id(target)])
     if t.defaults and (id(target) in t.defaults or id(target) in t.default_parts):
         default = id(target) if id(target) in t.defaults else t.default_parts[id(target)]
         t.default_writes.setdefault(default, {})[_who()] = t.epoch
@@ -794,18 +795,27 @@ def default_kept(keeper: Any, value: Any, site: int) -> None:
     t = _test
     entry = t.default_args.get(id(value))
     if entry is None:
-        entry = t.default_args[id(value)] = (fingerprint(value), site, [], getattr(code, "co_qualname", code.co_name))
+        entry = t.default_args[id(value)] = (fingerprint(value), site, [], getattr(code, "co_qualname", code.co_name),
+                                             t.epoch)
         _gates.watch((id(value),))
-    entry[2].append(_reference(keeper))
-    _default_arg_judged(value, entry, "kept")
+    keepers = entry[2]
+    if len(keepers) >= _MOST_KEEPERS:  # two that still hold it are all a verdict needs
+        keepers[:] = [k for k in keepers if k() is not None]
+    if len(keepers) < _MOST_KEEPERS:
+        keepers.append(_reference(keeper))
+    if t.written.get(id(value), -1) >= entry[4]:  # kept again after a write: judged now
+        _default_arg_judged(value, entry)
+
+
+_MOST_KEEPERS = 8
 
 
 def default_returned(value: Any, site: int) -> Any:
     """``return acc`` of a parameter whose default is a new mutable value (``acc=[]``); returns *value*
     unchanged. When it is the default, every caller that omits the argument gets the same object: a
-    call that finds the object written since its last return (by the function, or anyone) while
-    something besides the function still refers to it (an earlier caller's name, list, attribute:
-    one more reference than at its first return) changes what that caller holds."""
+    call that finds the object written by the function itself since its last return, while something
+    besides the function still refers to it (an earlier caller's name, list, attribute: one more
+    reference than at its first return), changes what that caller holds."""
     try:
         if _on and not guard.busy() and type(value) in CONTEXT_TYPES:
             frame = sys._getframe(1)
@@ -851,10 +861,10 @@ def _default_again(value: Any, site: int, code: Any) -> None:
                    shares=f"its default argument {name}, one {what} every call gets")
 
 
-def _default_arg_judged(value: Any, entry: tuple[Fingerprint, int, list[Any], str], how: str) -> None:
-    """*value*, a kept default argument, was kept again or written: two keepers that still hold it, and
-    a change since its first keep, are the finding (once per default and test)."""
-    pristine, site, keepers, function = entry
+def _default_arg_judged(value: Any, entry: tuple[Fingerprint, int, list[Any], str, int]) -> None:
+    """*value*, a kept default argument, was written, or kept again after a write: two keepers that
+    still hold it, and a change since its first keep, are the finding (once per default and test)."""
+    pristine, site, keepers, function, _ = entry
     alive = [k() for k in keepers]
     holding = [k for k in alive if k is not None and any(v is value for v in (_instance_dict(k) or {}).values())]
     if len(holding) < 2:

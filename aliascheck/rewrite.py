@@ -748,7 +748,8 @@ class Marker(ast.NodeTransformer):
             return
         target = targets[0]
         bound = stmt.value
-        if isinstance(target, ast.Name) and bound is not None and _bound_value(bound) and not self._made(bound):
+        if isinstance(target, ast.Name) and bound is not None and _bound_value(bound) and not self._made(bound) \
+                and not (self.context_vars and self._context_get(bound)):  # a ContextVar's: _context_gets's
             self.given[target.id] = (text, -1)
             self._bound(st, target, bound)
         elif isinstance(target, ast.Name):

@@ -20,7 +20,6 @@ import io
 import itertools
 import multiprocessing.connection as _mp_connection
 import multiprocessing.queues as _mq
-import operator
 import os
 import queue
 import threading
@@ -195,7 +194,6 @@ def _send(store: dict[int, Record], key: Any, obj: Any, owner: str, label: Any, 
 # (:func:`_flat_record`) only when a message is judged other than as unchanged at receipt (changed,
 # sent again before it was taken, left at teardown), and then judged exactly as before.
 _ATOMS = mutability.ATOMS
-_is = operator.is_
 # An entry holds its send's context by number (_by_serial), not the _Sends itself: a tuple of a dict
 # of atoms, its copy and an int is let go by the collector at its first pass, so that many messages in
 # flight add nothing to the program's own collections.
@@ -287,6 +285,12 @@ def _send_flat(item: Any, kind: type, owner: str, channel: Any, skip: frozenset[
     except Exception as exc:  # aliascheck's own bug must never break the user's send
         judge.internal(led, owner, exc)
         return None
+
+
+def _ledger_of(entry: _Flat) -> Any:
+    """The ledger a flat entry was sent under; None once its context's test ended."""
+    sends = _by_serial.get(entry[2])
+    return sends.ledger if sends is not None else None
 
 
 def _flat_record(item: Any, flat: Any, serial: int, checked: str = records.RECEIPT) -> Record:
@@ -403,9 +407,7 @@ def _flat_taken_here(item: Any) -> Any:
     flat, sends = entry[1], _by_serial.get(entry[2])
     if sends is None:  # its test ended meanwhile
         return None
-    if type(item) is type(flat) and len(item) == len(flat) and (
-            all(map(_is, flat.values(), item.values())) and all(map(_is, flat, item))
-            if type(flat) is dict else all(map(_is, flat, item))):
+    if _same(flat, item):
         # Its ledger is recording, in this process: its teardown, or a fork, takes the entries out.
         next(sends.unchanged)
         return True
@@ -469,12 +471,13 @@ def _unsend(store: dict[int, Any], rec: Any) -> None:
             store.pop(key, None)
     elif rec is not None:
         table = _pickled_flat if store is _pickled else _flat
-        key, sends = id(rec[0]), _by_serial[rec[2]]
+        key, sends = id(rec[0]), _by_serial.get(rec[2])
         with _lock:
             if table.get(key) is not rec:
                 return
             del table[key]  # its pending list's entry is skipped: no longer in the table
-        next(sends.unsent)  # not sent after all: taken off its count at teardown
+        if sends is not None:  # (its test may have ended meanwhile: nothing to count then)
+            next(sends.unsent)  # not sent after all: taken off its count at teardown
 
 
 def _receive(key: Any, calls: bool = True) -> Record | None:
@@ -735,11 +738,11 @@ def teardown(ledger: Any) -> None:
                     del store[key]
                     mine.append((store, rec))
         for key, entry in list(_flat.items()):
-            if _by_serial[entry[2]].ledger is ledger:
+            if _ledger_of(entry) is ledger:
                 del _flat[key]
                 mine.append((_received, _flat_record(*entry)))
         for key, entry in list(_pickled_flat.items()):
-            if _by_serial[entry[2]].ledger is ledger:
+            if _ledger_of(entry) is ledger:
                 del _pickled_flat[key]
                 rec = _flat_record(*entry, records.SYNC)
                 rec.fed, rec.synced = key in _fed_ids, key in _synced_ids
@@ -763,7 +766,7 @@ def teardown(ledger: Any) -> None:
             else:
                 _pending.pop(ident, None)
         for ident, entries in list(_pending_flat.items()):
-            left_flat = [e for e in entries if _by_serial[e[2]].ledger is not ledger]
+            left_flat = [e for e in entries if _ledger_of(e) is not ledger]
             if left_flat:
                 _pending_flat[ident] = left_flat
             else:
