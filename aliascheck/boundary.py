@@ -249,6 +249,7 @@ class _Test:
         self.born: dict[int, int] = {}  # id of a task (or context copy) -> the write clock at its creation
         self.first_read: dict[tuple[int, int], int] = {}  # (id of a default, who) -> the clock at its first read
         self.default_parts: dict[int, int] = {}  # id of an object a default held at a read -> id of the default
+        self.parts_seen: dict[int, int] = {}  # id of a default -> its length when its parts were last watched
         # id of the one object a repetition put at every position (``[[0] * n] * n``) -> (the
         # container's id and type, the creation site): not held, found again as a write's root
         self.repeated: dict[int, tuple[int, type, int, Any]] = {}
@@ -702,6 +703,9 @@ def _default_of(var: Any) -> Any:
 def _watch_parts(t: _Test, default: Any, most: int = 256) -> None:
     """The containers a default holds now: a write into one is a write into the default (``spans.get()
     .setdefault("names", []).append(name)``). Its own items, read at C level (an exact dict, list or set)."""
+    if t.parts_seen.get(id(default)) == len(default):
+        return  # nothing added since its parts were watched (a read in a loop looks once)
+    t.parts_seen[id(default)] = len(default)
     items = default.values() if type(default) is dict else default
     parts = [id(x) for x in itertools.islice(items, most) if type(x) not in ATOMS]
     for part in parts:
