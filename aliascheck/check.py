@@ -305,7 +305,7 @@ class _Tape:
 def _instrumented(obj: Any, method: str) -> bool:
     """Does an adapter record this method's handovers (or re-entries)? Overrides call super()."""
     cls = obj if isinstance(obj, type) else type(obj)
-    import aliascheck.boundary as boundary
+    import aliascheck.boundary.runtime as boundary
 
     return any(hasattr(c.__dict__.get(method), "__aliascheck_original__")
                or id(getattr(c.__dict__.get(method), "__code__", None)) in boundary.ACTIVE for c in cls.__mro__)

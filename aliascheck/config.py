@@ -32,7 +32,7 @@ class Options:
     stateful: tuple[str, ...] = ()  # import paths of extra classes for the generic adapter
     discover: str = "project"
     roots: tuple[str, ...] = ()  # the project's directories (default: the current directory)
-    boundary: str = "on"  # mark the project's keep sites at import (aliascheck.rewrite): on or off
+    boundary: str = "on"  # mark the project's keep sites at import (aliascheck.boundary.rewrite): on or off
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

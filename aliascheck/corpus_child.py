@@ -168,7 +168,7 @@ def run_project(entry: Entry, variant: Variant) -> dict[str, Any]:
 def _run(path: str, session: Session) -> dict[str, Any]:
     """The variant as ``__main__``: marked (its keep sites and copies) when the session marks the project."""
     if session.options.boundary == "on":
-        import aliascheck.rewrite as rewrite
+        import aliascheck.boundary.rewrite as rewrite
 
         return rewrite.run_script(path)
     return runpy.run_path(path, run_name="__main__")

@@ -36,8 +36,8 @@ from typing import Any
 import aliascheck.guard as guard
 import aliascheck.sites as sites
 
+from .boundary.rewrite import RUNTIME
 from .instrument import instrument, patch, undo_all
-from .rewrite import RUNTIME
 
 # (handover methods, re-entry methods): a class with both halves of one pair is stateful.
 PROTOCOLS: tuple[tuple[str, str], ...] = (
@@ -90,7 +90,7 @@ def watch(cls: type, calls: bool = False) -> Callable[[], None] | None:
     its own (a library's node is judged by what it holds at the check).
 
     A method whose module was marked at import carries its recording in its own body
-    (:func:`aliascheck.rewrite._record_in_body`): it is turned on, not wrapped, so the method keeps
+    (:func:`aliascheck.boundary.rewrite._record_in_body`): it is turned on, not wrapped, so the method keeps
     its frames and ``__code__``. Any other method is wrapped.
     """
     state, load = methods(cls)
@@ -106,7 +106,7 @@ def watch(cls: type, calls: bool = False) -> Callable[[], None] | None:
                       calls=[n for n in others if not _inserted(own[n], "after_call")])
     if not inside:
         return undo
-    import aliascheck.boundary as boundary
+    import aliascheck.boundary.runtime as boundary
 
     return undo_all([undo, boundary.activate([own[n].__code__ for n in inside])])
 
@@ -152,7 +152,7 @@ class Discovery:
             return
         _active.append(self)
         if marked:
-            import aliascheck.boundary as boundary
+            import aliascheck.boundary.runtime as boundary
 
             hooks = boundary.CLASS_HOOKS
             hooks.append(self._made)

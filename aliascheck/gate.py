@@ -1,7 +1,7 @@
 """The questions marked code asks at every marked statement, each in one call.
 
 - :func:`keep`: after ``keeper.append(value)``, ``keeper[k] = value`` or ``keeper.a = value``,
-  could :func:`aliascheck.boundary.kept` record or judge anything? Not for an atom, a tuple of
+  could :func:`aliascheck.boundary.runtime.kept` record or judge anything? Not for an atom, a tuple of
   atoms, or a short dict or list of atoms that only the keeper holds (kept into anything but an
   array or tensor), unless the keeper itself is watched (part of something recorded). A short set of
   atoms the keeper alone holds, the same.
@@ -17,7 +17,7 @@
   no int is built for an object nobody watches) stays exact.
 - :func:`loop`: ``for x in iterable`` starts. Anything but a generator: the loop's site is no
   longer fed by a project generator, and the iterable is returned as it is. A generator goes to
-  the runtime's own look (:func:`aliascheck.boundary.generator_loop`).
+  the runtime's own look (:func:`aliascheck.boundary.runtime.generator_loop`).
 
 Both are asked so often (a BFS asks four times per node) that their cost is the marking's cost on
 a hot loop. They are written twice, as coverage.py writes its tracer twice: ``_gate.c``, compiled
@@ -71,7 +71,7 @@ def configure_calls(unbound: set[type], unpassed: set[type], quiet: dict[int, An
                     own: set[type] | None = None) -> None:
     """The runtime's learnt types (a name bound to one, or passed, is never looked at), its quiet
     callees (site -> a weak reference to the one callee there that kept nothing), its pending
-    calls (site -> what :func:`aliascheck.boundary.before` recorded) and the project's own types
+    calls (site -> what :func:`aliascheck.boundary.runtime.before` recorded) and the project's own types
     (an object of one kept is the project's structure: :func:`keep` asks only whether the keeper is
     watched), read live."""
     global _UNBOUND, _UNPASSED, _QUIET, _PENDING, _OWN
@@ -110,7 +110,7 @@ def _buffer_keeper(keeper: Any) -> bool:
 
 def keep(value: Any, keeper: Any, watch: bool = True, loop_site: int | None = None, site: int = 0,
          _getrefcount: Any = sys.getrefcount) -> bool:
-    """Does the keep of *value* into *keeper* need :func:`aliascheck.boundary.kept`? *watch*: a
+    """Does the keep of *value* into *keeper* need :func:`aliascheck.boundary.runtime.kept`? *watch*: a
     write into *keeper* may matter (False for a container the function made and has not let out);
     *loop_site*, *site*: the value is an item of that loop, kept at *site* (see the module)."""
     kind = type(value)
@@ -173,7 +173,7 @@ def returning(value: Any, _getrefcount: Any = sys.getrefcount) -> bool:
 
 def bind(value: Any, *receiver: Any) -> bool:
     """After ``name = call(...)`` (``name = obj.method(...)``: *receiver* is ``obj``), could
-    :func:`aliascheck.boundary.bound` judge anything? Not for a type it learnt it never does, nor
+    :func:`aliascheck.boundary.runtime.bound` judge anything? Not for a type it learnt it never does, nor
     for a method of an atom (``line.split()`` hands out nothing live)."""
     kind = type(value)
     if _hashed_as_type(kind) and kind in _UNBOUND:
@@ -182,7 +182,7 @@ def bind(value: Any, *receiver: Any) -> bool:
 
 
 def passes(site: int, callee: Any, *names: Any) -> bool:
-    """Before a statement whose calls take *names*: could :func:`aliascheck.boundary.before` look at
+    """Before a statement whose calls take *names*: could :func:`aliascheck.boundary.runtime.before` look at
     anything? Not when every name's type is one it never does, nor when *callee* (the one call's
     callee, None when there are several) is the one that kept nothing at this site before."""
     for kind in map(type, names):
@@ -197,7 +197,7 @@ def passes(site: int, callee: Any, *names: Any) -> bool:
 
 
 def pended(site: int) -> bool:
-    """Did :func:`aliascheck.boundary.before` record something at *site* for the statement's end?"""
+    """Did :func:`aliascheck.boundary.runtime.before` record something at *site* for the statement's end?"""
     return site in _PENDING
 
 

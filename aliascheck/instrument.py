@@ -130,7 +130,7 @@ def instrument(
 
 # -- the recording of a state method's call: one mechanism, two ways in ------------------
 # A library class's method is wrapped (the wrappers below). A project class's method is not: the
-# import-time rewrite (:mod:`aliascheck.rewrite`) inserts the same enter/exit calls into its own
+# import-time rewrite (:mod:`aliascheck.boundary.rewrite`) inserts the same enter/exit calls into its own
 # body, so its frames, ``__code__``, recursion depth and tracebacks stay as written.
 
 MISSING: Any = object()  # a load called without a state argument: nothing to record

@@ -21,11 +21,12 @@ look up and report, and ask here:
 - *Copied*: :func:`copied`.
 
 The first five are the ledger's, on state-protocol snapshots; they live in
-:mod:`aliascheck.judge_snapshots` (this module would pass 600 lines) and are re-exported here.
+:mod:`aliascheck.judge_snapshots` (this module would pass 600 lines) and are re-exported here, as are
+the last three, the boundary's, which live with it in :mod:`aliascheck.boundary.rules`.
 Every record is an :class:`aliascheck.records.Record`; findings go through ``Ledger.report``;
 nothing here raises into user code. The boundary's rules decide on facts its bookkeeping answers
-(*at*: the test's :class:`aliascheck.boundary` state): this module imports neither the ledger nor
-the boundary.
+(*at*: the test's :mod:`aliascheck.boundary.runtime` state): this module imports neither the ledger
+nor the boundary's runtime.
 
 Cost: a message of atoms is kept as a shallow copy and compared by identity at
 C speed (atoms cannot change, so the copy is the whole value); a cached value whose
@@ -40,19 +41,18 @@ import operator
 import pickle
 import sys
 import types
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import xxhash
 
+import aliascheck.boundary.rules as boundary_rules
 import aliascheck.guard as guard
 import aliascheck.judge_snapshots as snapshots
 import aliascheck.mutability as mutability
 
 from .diff import Change, diff
 from .fingerprint import Fingerprint, fingerprint
-from .kinds import KEPT_AGAIN
 from .records import Record
 
 PROTOCOL = pickle.DEFAULT_PROTOCOL  # multiprocessing's feeder pickles with it
@@ -77,6 +77,12 @@ loads = snapshots.loads
 load_wrote = snapshots.load_wrote
 adopted_changed = snapshots.adopted_changed
 kept_in_pieces = snapshots.kept_in_pieces
+
+# -- Kept, Handed, Copied: the boundary's rules, in aliascheck/boundary/rules.py ----------------
+kept = boundary_rules.kept
+handed = boundary_rules.handed
+passed_again = boundary_rules.passed_again
+copied = boundary_rules.copied
 SHARED_DEPTH, SHARED_LIMIT = snapshots.SHARED_DEPTH, snapshots.SHARED_LIMIT
 
 
@@ -465,83 +471,3 @@ def buffer_changed(rec: Record, buf: Any, check: str) -> bool:
     except Exception as exc:
         internal(led, rec.owner_name, exc)
         return False
-
-
-# -- Kept (library -> project) --------------------------------------------------------------
-def kept(rec: Record, check: str, at: Any, collect: Callable[[Callable[[], bool]], bool] | None = None) -> list[Change]:
-    """*Kept*: a value the project keeps is a finding when it changed after the keep, while the keeper
-    still holds it, and the project did not write it; a name or an attribute bound once to a live
-    object (not a view) is a handle, not judged. Returns the changes to report (the record flagged).
-
-    *at*: the boundary's facts for the test (:mod:`aliascheck.boundary`'s ``_Test``: the sites
-    flagged, keeps per site, a value's changes, whether its keeper holds it, whether the project
-    wrote it). *collect*: asked whether the keeper still holds it once garbage is collected (teardown:
-    a dead local list in a reference cycle keeps nothing), only for a keeper that holds it now.
-    """
-    keep = rec.adopter
-    if rec.flagged or keep.site in at.flagged:
-        return []
-    if keep.how in ("name", "attr") and not at.view(rec.obj) and at.counts.get(keep.site, 0) < 2:
-        return []  # a handle bound once
-    # The cheap facts first, the diff last: only a finding needs its paths.
-    now = at.changed(rec)
-    if now is None:
-        return []
-    # The project's write is its intent, for what it keeps once. The very object kept again at one line
-    # while the keeper still holds it from before (``history.append(tracker.metrics)`` each step, the
-    # tracker writing the dict in between) is a history of one object: every entry shows the last state,
-    # whoever wrote it (rule *Who wrote it, for whom*).
-    if at.by_project(rec, keep.epoch) and not (check == KEPT_AGAIN and at.held_again(rec)):
-        rec.fp = now  # the project's own change: the new value is the kept one
-        return []
-    if keep.how == "name" and check == "next keep":
-        # A name held it till now. Bound again, it let go of the value: if nobody else holds it either, no
-        # one could read the change (a window onto a slot that a producer refills after the consumer's
-        # acknowledgement); another name or a container still holding it (``prev = frame``) could.
-        if at.released(rec):
-            return []
-    elif not at.held(rec) or (collect is not None and not collect(lambda: at.held(rec))):
-        # Not held even before garbage is collected (a collection frees, it never holds): no collection.
-        return []
-    changes = at.changes(rec, now)
-    if not changes:
-        return []
-    rec.flagged = True
-    at.flagged.add(keep.site)
-    return changes
-
-
-# -- Handed (project -> library) ------------------------------------------------------------
-def handed(rec: Record, held: bool, own: bool) -> bool:
-    """*Handed*: a value a library call kept is a finding when the project then writes into it through
-    its own reference (*own*; not the library's handle: ``opt.param_groups[0]["lr"] = 0.01`` is the
-    documented use) while the library still holds it (*held*). True: report it (the record flagged)."""
-    if rec.flagged or not held or not own:
-        return False
-    rec.flagged = True
-    return True
-
-
-def passed_again(rec: Record, changes: list[Change], at: Any) -> bool:
-    """*Handed*: a kept dict or list passed to a call again after the library changed it (``SGD(groups)``
-    twice with a scheduler in between) is a finding; a change the project wrote itself is its intent.
-    True: report *changes* (the record flagged)."""
-    if not changes or at.by_project(rec, rec.adopter[2]):
-        return False
-    rec.flagged = True
-    return True
-
-
-# -- Copied ---------------------------------------------------------------------------------
-def copied(rec: Record, flagged: set[int], copy: Any, source: Any) -> bool:
-    """*Copied*: the project writing into a mutable part a shallow copy (``x.copy()``, ``copy.copy(x)``,
-    ``np.copy(x)``) shares with its source is a finding while both the copy and the source are still
-    held. True: report it (the record flagged, and noted in *flagged*)."""
-    if rec.flagged or id(rec) in flagged:
-        return False
-    # Held by someone besides the caller's name, this parameter and getrefcount's argument: both in use.
-    if sys.getrefcount(copy) <= 3 or sys.getrefcount(source) <= 3:
-        return False
-    rec.flagged = True
-    flagged.add(id(rec))
-    return True

@@ -223,7 +223,7 @@ def _record(ref: Any) -> bool:
     return type(ref).__module__ in _RECORDS
 
 
-_RECORDS = ("aliascheck.records", "aliascheck.boundary")
+_RECORDS = ("aliascheck.records", "aliascheck.boundary.runtime")
 
 
 def _ours(ref: Any) -> bool:

@@ -1,6 +1,6 @@
 """Marked code, cached: a module is marked once per source, not once per run.
 
-A marked module's site numbers come from its path and source (:func:`aliascheck.rewrite.module_base`),
+A marked module's site numbers come from its path and source (:func:`aliascheck.boundary.rewrite.module_base`),
 so its code is the same in every process and can be kept. It is kept apart from the interpreter's
 and pytest's own compiled files (a plain run must never meet marked code), in one per-user
 directory, so that read-only checkouts and ``PYTHONDONTWRITEBYTECODE`` are served too:
@@ -76,7 +76,8 @@ def _marking() -> bytes:
 
         here = Path(__file__).parent
         digest = hashlib.sha256(__version__.encode())
-        for name in ("rewrite.py", "kinds.py", "boundary.py", "gate.py", "markcache.py"):
+        for name in ("boundary/rewrite.py", "boundary/rules.py", "boundary/runtime.py", "kinds.py", "gate.py",
+                     "markcache.py"):
             with contextlib.suppress(OSError):
                 digest.update((here / name).read_bytes())
         _marker.append(digest.digest())

@@ -383,7 +383,7 @@ _FROZEN = frozenset({tuple, frozenset})
 # Parts looked at per level before a state is taken the usual way: the look costs ~40 ns a part, more
 # than a fingerprint of a long list of ints (~20 ns an item) that it would save at one handover.
 FRESH_WIDTH = 2048
-# The same for a value the project keeps (:mod:`aliascheck.boundary`): recording it costs at least two
+# The same for a value the project keeps (:mod:`aliascheck.boundary.runtime`): recording it costs at least two
 # fingerprints (kept, then judged), and a test's ``list(loader)`` of 15k dataset items holding new
 # tensors ~10 us an item each time, against ~2 us an item to look.
 KEPT_WIDTH = 1 << 17

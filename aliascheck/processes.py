@@ -102,7 +102,7 @@ def finish() -> None:
     try:
         session.adapters.teardown(led)
         if session.options.boundary == "on":  # the boundary's keeps in this process, and what it found
-            import aliascheck.boundary as boundary
+            import aliascheck.boundary.runtime as boundary
 
             boundary.judge_all()
         led.verify_all("teardown")

@@ -309,7 +309,7 @@ def aliascheck(request: pytest.FixtureRequest) -> Generator[Helper, None, None]:
 
 def _unmarked(shown: int = 5) -> list[str]:
     """The project modules whose marking failed: they ran as written, their keeps not looked at."""
-    rewrite = sys.modules.get("aliascheck.rewrite")
+    rewrite = sys.modules.get("aliascheck.boundary.rewrite")
     failed = sorted(getattr(rewrite, "UNMARKED", {}).items())
     lines = [f"{path} ran unmarked, its keeps not looked at (the marking failed: {why}); please report it"
              for path, why in failed[:shown]]

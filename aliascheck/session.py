@@ -51,9 +51,10 @@ class Session:
             processes.session_started(self, str(self.spool.dir))
 
     def _mark_project(self) -> None:
-        """Boundary handovers: the project's modules are marked as they are imported (:mod:`aliascheck.rewrite`)."""
-        import aliascheck.boundary as boundary
-        import aliascheck.rewrite as rewrite
+        """Boundary handovers: the project's modules are marked as they are imported
+        (:mod:`aliascheck.boundary.rewrite`)."""
+        import aliascheck.boundary.rewrite as rewrite
+        import aliascheck.boundary.runtime as boundary
         import aliascheck.sites as sites
 
         project = self.discovery.in_project
@@ -75,8 +76,8 @@ class Session:
             self.spool.close()
         self.discovery.stop()
         if self.options.boundary == "on":
-            import aliascheck.boundary as boundary
-            import aliascheck.rewrite as rewrite
+            import aliascheck.boundary.rewrite as rewrite
+            import aliascheck.boundary.runtime as boundary
 
             rewrite.uninstall()
             boundary.stop()
@@ -100,7 +101,7 @@ class Session:
         self.spool = None
         swap(old, self.ledger)
         if self.options.boundary == "on":
-            import aliascheck.boundary as boundary
+            import aliascheck.boundary.runtime as boundary
 
             boundary.follow(self.ledger)
 
@@ -113,7 +114,7 @@ class Session:
         self.tests += 1
         self.ledger.begin(test, ignore)
         if self.options.boundary == "on":
-            import aliascheck.boundary as boundary
+            import aliascheck.boundary.runtime as boundary
 
             boundary.begin()
         if self.spool is not None:
@@ -131,7 +132,7 @@ class Session:
             self.step_roots(harness.select_roots([r for r in led.roots.values() if led.built_now(r)]), steps)
             self.adapters.teardown(led)
             if self.options.boundary == "on":
-                import aliascheck.boundary as boundary
+                import aliascheck.boundary.runtime as boundary
 
                 boundary.judge_all()
             led.verify_all("teardown")

@@ -131,7 +131,7 @@ _outer: dict[tuple[int, int], tuple[Any, tuple[tuple[Any, int], ...]]] = {}
 _OUTER_MAX = 4096
 
 
-# Code of project methods whose recording runs inside their own body (aliascheck.boundary.ACTIVE):
+# Code of project methods whose recording runs inside their own body (aliascheck.boundary.runtime.ACTIVE):
 # a capture made from that recording passes over the method's frame, as it passes over a wrapper's.
 # id(code) -> (code, how many sessions): keyed by id, since a code object's hash is recomputed on every
 # lookup, from its constants down (4 us for a module's), and the code is held so that its id stays its own.

@@ -2,7 +2,7 @@
 
 Also the task contexts: ``loop.create_task`` copies the current context shallowly, and the
 runtime is told the mutable values the copy shares (rule *Runtime shallow copies*, judged in
-:mod:`aliascheck.boundary` when the task reads one). Copies a thread runs a call in
+:mod:`aliascheck.boundary.runtime` when the task reads one). Copies a thread runs a call in
 (``contextvars.copy_context``) are the messages adapter's to record.
 
 A separate adapter so that a session whose tests never import asyncio does not pay for
@@ -24,7 +24,7 @@ from typing import Any
 from aliascheck.plugins.message_log import ASYNC_QUEUE
 from aliascheck.plugins.messages import _get_nowait, _put_nowait
 
-import aliascheck.boundary as boundary
+import aliascheck.boundary.runtime as boundary
 from aliascheck.hookspecs import hookimpl
 from aliascheck.instrument import patch, undo_all
 
@@ -35,7 +35,7 @@ _FILES = frozenset({_aq.Queue.put_nowait.__code__.co_filename})  # asyncio's own
 def _create_task(original: Any) -> Any:
     """``loop.create_task(coro, *, name=None, context=None)``: the task runs in a copy of the current
     context (or of *context*), a shallow one; the runtime is told its mutable values
-    (:func:`aliascheck.boundary.context_copied`)."""
+    (:func:`aliascheck.boundary.runtime.context_copied`)."""
 
     @functools.wraps(original)
     def create_task(self: Any, *args: Any, **kwargs: Any) -> Any:

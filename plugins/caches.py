@@ -370,7 +370,7 @@ def _shared(ours: dict[str, Any], theirs: dict[str, Any]) -> list[tuple[str, Any
 
 def _aliaschecks(value: Any) -> int:
     """References to *value* that aliascheck's boundary holds (the last value a marked line kept)."""
-    boundary = sys.modules.get("aliascheck.boundary")
+    boundary = sys.modules.get("aliascheck.boundary.runtime")
     return boundary.own_references(value) if boundary is not None and boundary._on else 0
 
 

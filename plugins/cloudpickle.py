@@ -20,7 +20,7 @@ Three module attributes are wrapped, which is what every load finds by name
 
 And the Pickler's reducer of code objects: a function pickled by value
 (``register_pickle_by_value``) carries its code as compiled without aliascheck's
-marking (:func:`aliascheck.rewrite.plain_code`), since the interpreter that loads it
+marking (:func:`aliascheck.boundary.rewrite.plain_code`), since the interpreter that loads it
 may run without aliascheck.
 
 Findings go through the running ledger's one producer (``Ledger.report``), in
@@ -41,12 +41,12 @@ from cloudpickle import cloudpickle as _cp
 
 import aliascheck.ledger as _ledger
 import aliascheck.sites as sites
+from aliascheck.boundary.rewrite import plain_code
 from aliascheck.config import match
 from aliascheck.diff import Change
 from aliascheck.fresh import changed_names, class_state, pickled_state, state_changes
 from aliascheck.hookspecs import hookimpl
 from aliascheck.instrument import patch
-from aliascheck.rewrite import plain_code
 from aliascheck.shadow import qualname_of
 
 REQUIRES = "cloudpickle"

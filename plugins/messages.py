@@ -292,7 +292,7 @@ def _copying(original: Any) -> Any:
     @functools.wraps(original)
     def copy_context() -> Any:
         context = original()
-        boundary = sys.modules.get("aliascheck.boundary")
+        boundary = sys.modules.get("aliascheck.boundary.runtime")
         if boundary is not None and boundary._on:
             try:
                 caller = sys._getframe(1).f_code.co_filename
@@ -348,7 +348,7 @@ def _run(original: Any) -> Any:
     def run(self: Any) -> Any:
         # A call run in a context copy (asyncio.to_thread's partial(ctx.run, ...), Thread(target=ctx.run)):
         # this thread reads that copy's values (rule Runtime shallow copies). The stdlib's own attributes.
-        boundary = sys.modules.get("aliascheck.boundary")
+        boundary = sys.modules.get("aliascheck.boundary.runtime")
         inside = None
         if boundary is not None and boundary._on:
             try:

@@ -58,7 +58,7 @@ def _transparent_to_dynamo() -> None:
     compiles, and nothing falls back to eager. Keeps inside compiled code are not looked at (the
     graph runs instead of the code). Registered once per process: a polyfill is used only when
     dynamo traces the gate, which only marked code calls."""
-    from aliascheck import boundary
+    from aliascheck.boundary import runtime as boundary
 
     substitute = getattr(torch.compiler, "substitute_in_graph", None)
     if substitute is None:  # torch before 2.5: compiled code graph-breaks at the marked statements

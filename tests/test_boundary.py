@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from aliascheck.boundary.rewrite import SHAPES
+
 # Imported here, not in a test: pytester drops what a test imported, and torch cannot be imported twice.
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
@@ -784,7 +786,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _as_project(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
     """The runtime takes *path* (a module marked by the test itself) as the project's only file."""
-    from aliascheck import boundary
+    from aliascheck.boundary import runtime as boundary
 
     monkeypatch.setattr(boundary, "_project", lambda file: file == path)
     monkeypatch.setattr(boundary, "_files", {})
@@ -794,7 +796,8 @@ def test_pipeline_items_call_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     """The benchmark's pipeline (``benchmarks/bench_boundary.py``): no item makes the marked code call
     the runtime (a fresh list of atoms kept, a project generator's new item kept, a str method's
     result bound, an atom stored)."""
-    from aliascheck import boundary, rewrite
+    from aliascheck.boundary import rewrite
+    from aliascheck.boundary import runtime as boundary
 
     path = str(tmp_path / "pipeline.py")
     calls: list[str] = []
@@ -826,7 +829,8 @@ def test_a_container_of_the_projects_own_objects_is_not_recorded(monkeypatch: py
     import sys
     import types
 
-    from aliascheck import boundary, rewrite
+    from aliascheck.boundary import rewrite
+    from aliascheck.boundary import runtime as boundary
 
     path = str(tmp_path / "keys.py")
     _as_project(monkeypatch, path)
@@ -880,7 +884,8 @@ def test_a_history_of_one_object_is_counted_in_the_keepers_hands(monkeypatch: py
     import sys
     import types
 
-    from aliascheck import boundary, rewrite
+    from aliascheck.boundary import rewrite
+    from aliascheck.boundary import runtime as boundary
 
     path = str(tmp_path / "loop.py")
     _as_project(monkeypatch, path)
@@ -1063,7 +1068,7 @@ def test_items_holding_new_tensors_are_clean_and_one_refilled_item_is_not(
 def test_a_kept_item_holding_only_new_tensors_is_new_all_the_way_down() -> None:
     """So a keep of it is not recorded: no fingerprint per item, however many items a list holds
     (a test's ``list(loader)``); an item whose tensor the library still refers to is recorded."""
-    from aliascheck import boundary
+    from aliascheck.boundary import runtime as boundary
 
     assert boundary._fresh({"step": 1, "t": torch.tensor([1.0])})
     assert boundary._fresh([{"step": i, "t": torch.tensor([float(i)])} for i in range(15_000)])
@@ -1073,11 +1078,31 @@ def test_a_kept_item_holding_only_new_tensors_is_new_all_the_way_down() -> None:
 
 
 def _atoms_of(source: str) -> frozenset[str]:
-    from aliascheck import rewrite
+    from aliascheck.boundary import rewrite
 
     tree = ast.parse(textwrap.dedent(source))
     func = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
     return rewrite.atom_names(func, frozenset(rewrite.bound_names(tree.body)))
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda shape: shape.source.splitlines()[-1].strip())
+def test_each_statement_shape_inserts_what_the_table_says(shape: Any) -> None:
+    """The rewriter's table of shapes (README "What is marked") is what it does: the example marked
+    calls exactly the runtime names listed (the gates' questions and ``try`` aside), and the example
+    unmarked calls none. A shape whose marking changed fails here until the table says so."""
+    from aliascheck.boundary import rewrite
+
+    questions = {"GATE", "WATCHING", "BUFFER", "BUFFER_OR_WATCHED", "BIND", "PASSES", "PENDED", "SELF", "RETURNING",
+                 "Exception", "NameError", "BaseException", "register", "_on"}
+
+    def runtime_names(tree: ast.AST) -> set[str]:
+        return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                and n.value.id == rewrite.RUNTIME}
+
+    assert not runtime_names(ast.parse(shape.source))
+    marked = rewrite.mark(ast.parse(shape.source), base=0)
+    assert runtime_names(marked) - questions == set(shape.inserts)
+    assert shape.reports
 
 
 def test_atom_names_are_those_every_binding_makes_an_atom() -> None:
@@ -1132,7 +1157,8 @@ def test_a_name_bound_to_an_atom_once_and_a_live_object_later_is_still_looked_at
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The index loop (an int kept per word) calls the runtime for nothing; the same keep of a name
     that a later line rebinds to a library's object calls kept for that object."""
-    from aliascheck import boundary, rewrite
+    from aliascheck.boundary import rewrite
+    from aliascheck.boundary import runtime as boundary
 
     path = str(tmp_path / "atoms.py")
     calls: list[Any] = []
@@ -1177,7 +1203,8 @@ def test_a_dead_copys_parts_cost_one_look_each(monkeypatch: pytest.MonkeyPatch, 
     at every write into it: a linked ring built after 20 dropped copies took 2,260 heap scans."""
     import gc
 
-    from aliascheck import boundary, rewrite
+    from aliascheck.boundary import rewrite
+    from aliascheck.boundary import runtime as boundary
 
     path = str(tmp_path / "copies.py")
     _as_project(monkeypatch, path)
@@ -1218,7 +1245,7 @@ def _marked_calls(source: str) -> dict[str, list[str]]:
     """function name -> the runtime calls its marked body makes (in order of the text)."""
     import re
 
-    from aliascheck import rewrite
+    from aliascheck.boundary import rewrite
 
     tree = rewrite.mark(ast.parse(textwrap.dedent(source)), base=1)
     return {f.name: re.findall(r"@aliascheck\.(kept|wrote)\(", ast.unparse(f))
@@ -1284,7 +1311,7 @@ def test_a_container_the_function_made_and_kept_in_is_not_looked_at_until_it_is_
 
 
 def _marked_text(source: str) -> dict[str, str]:
-    from aliascheck import rewrite
+    from aliascheck.boundary import rewrite
 
     tree = rewrite.mark(ast.parse(textwrap.dedent(source)), base=1)
     return {f.name: ast.unparse(f) for f in tree.body if isinstance(f, ast.FunctionDef)}
@@ -1666,7 +1693,8 @@ def test_a_project_modules_function_called_by_attribute_is_known_before_the_call
     import json
     import types
 
-    from aliascheck import boundary, rewrite
+    from aliascheck.boundary import rewrite
+    from aliascheck.boundary import runtime as boundary
 
     path = str(tmp_path / "calls.py")
     helper = types.ModuleType("helper")
@@ -1697,7 +1725,8 @@ def test_a_project_classs_method_called_on_the_class_is_known_before_the_call(
     call passes nothing out; a library class's method (``collections.OrderedDict.fromkeys``) is looked at."""
     import collections
 
-    from aliascheck import boundary, rewrite
+    from aliascheck.boundary import rewrite
+    from aliascheck.boundary import runtime as boundary
 
     path = str(tmp_path / "tree.py")
     looked: list[int] = []
@@ -2581,7 +2610,7 @@ def test_the_memory_look_at_a_keep_reads_three_levels_at_most(monkeypatch: pytes
     # cells: boltons' OrderedMultiDict's keeps walked their ring, 4 s to 71 s on its suite).
     import numpy  # noqa: F401 - the buffer types known, so the look runs
 
-    import aliascheck.boundary as boundary
+    import aliascheck.boundary.runtime as boundary
 
     cells: list[list[Any]] = [[None, None, i] for i in range(10_000)]
     for before, after in zip(cells, cells[1:], strict=False):

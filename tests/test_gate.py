@@ -20,7 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aliascheck import boundary, gate
+from aliascheck import gate
+from aliascheck.boundary import runtime as boundary
 
 ATOM_VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=3),
                         st.binary(max_size=3))

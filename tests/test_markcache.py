@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from aliascheck import markcache, rewrite
+from aliascheck import markcache
+from aliascheck.boundary import rewrite
 
 
 @pytest.fixture

@@ -45,7 +45,7 @@ def test_a_module_whose_marking_fails_runs_as_written_and_the_summary_says_so(py
     written, and the run's summary names it, with the reason, every run (it is not cached)."""
     pytester.makefile(".toml", pyproject='[project]\nname = "unmarkable"\n')
     pytester.makeconftest("""
-        import aliascheck.rewrite as rewrite
+        import aliascheck.boundary.rewrite as rewrite
 
         original = rewrite.mark
 

@@ -1,6 +1,6 @@
 """Boundary handovers: live objects the project keeps, and copies that still share.
 
-No state protocol is involved. The project's code is marked at import (:mod:`aliascheck.rewrite`),
+No state protocol is involved. The project's code is marked at import (:mod:`aliascheck.boundary.rewrite`),
 and each marked statement reports here once it has run:
 
 - :func:`kept`: a value stored into a container or an attribute;
@@ -12,8 +12,8 @@ A kept value is a record (:class:`aliascheck.records.Record`, kind ``kept``) onl
 besides the keeper (and the project's own name for it) still refers to it at the keep, or its
 memory is another object's (a view): a value the project alone holds cannot be changed behind
 its back, and is not fingerprinted at all. A record is judged at the next keep at the same line
-and when the test ends (rule *Kept*: :func:`aliascheck.judge.kept`). A copy's shared parts are
-judged at the project's write into one of them (rule *Copied*: :func:`aliascheck.judge.copied`). The
+and when the test ends (rule *Kept*: :func:`aliascheck.boundary.rules.kept`). A copy's shared parts are
+judged at the project's write into one of them (rule *Copied*: :func:`aliascheck.boundary.rules.copied`). The
 rules decide on facts this module's per-test state answers (who holds, who wrote, what changed);
 the reports go through the one producer, :meth:`aliascheck.ledger.Ledger.report`.
 """
@@ -27,7 +27,6 @@ import functools
 import gc
 import itertools
 import operator
-import re
 import sys
 import threading
 import types
@@ -38,15 +37,15 @@ from typing import Any
 import aliascheck.gate as gate
 import aliascheck.guard as guard
 import aliascheck.instrument as instrument
-import aliascheck.judge as judge
 import aliascheck.sites as sites
 
-from . import mutability
-from .diff import Change, diff
-from .fingerprint import Fingerprint, fingerprint
-from .kinds import KEPT_AGAIN, LOAD_METHODS, STATE_METHODS
-from .records import Record
-from .sites import capture
+from .. import mutability
+from ..diff import Change, diff
+from ..fingerprint import Fingerprint, fingerprint
+from ..kinds import KEPT_AGAIN, LOAD_METHODS, STATE_METHODS
+from ..records import Record
+from ..sites import capture
+from . import rules
 
 _on = False  # set while a session records: every hook returns at once otherwise
 # The exception types the marked code's handlers name, read from here: a module may bind its own
@@ -273,7 +272,7 @@ class _Test:
         self.pending: list[tuple[Record, list[Change], str, str]] = []
         self.again: Any = None  # the keeper of a keep of the very object its line kept last, while judged
 
-    # The facts the rules Kept and Handed (aliascheck.judge) decide on.
+    # The facts the rules Kept and Handed (aliascheck.boundary.rules) decide on.
     def view(self, value: Any) -> bool:
         return _view(value)
 
@@ -332,7 +331,7 @@ def _watch(obj: Any) -> list[int]:
     """The project's writes into *obj* and its parts matter from now on: their ids."""
     ids = [id(obj)]
     if type(obj) in _PLAIN or mutability.has_attributes(obj):
-        from .probe import reachable
+        from ..probe import reachable
 
         try:
             ids += map(id, reachable(obj, depth=4))
@@ -460,7 +459,7 @@ def _made(source: int) -> bool:
     return False
 
 
-MADE = -3  # a kept value's source when the project built it from its own parts (aliascheck.rewrite.MADE)
+MADE = -3  # a kept value's source when the project built it from its own parts (aliascheck.boundary.rewrite.MADE)
 FED: set[int] = set()  # loop sites whose iterable (at the loop's last start) is one of the project's own generators
 PRODUCERS: dict[int, int] = {}  # FED's loop site -> the id of its generator's code (the writer of what it yields)
 
@@ -508,7 +507,7 @@ def yielded(value: Any, site: int) -> None:
 
 def returned(value: Any, site: int) -> Any:
     """The project's function is about to return *value*, an array or tensor (``return buf``,
-    ``return self.obs``, an item of ``return self.obs, reward``: :meth:`aliascheck.rewrite.Marker.
+    ``return self.obs``, an item of ``return self.obs, reward``: :meth:`aliascheck.boundary.rewrite.Marker.
     _return`); returns it unchanged. The rule of :func:`yielded`, for a function that returns one
     buffer it refills (an environment's ``step``, a dataset's ``__getitem__``): one more reference
     than at its first return is the caller's name for the last one; two or more are keepers."""
@@ -671,7 +670,7 @@ def _report_read(then: Fingerprint, now: Fingerprint, var: Any, task: Any, check
 
 def context_got(value: Any, site: int, var: Any = None) -> Any:
     """A project statement read *value* from the ContextVar *var* (``var.get()["user"]``, ``info =
-    var.get()``: :meth:`aliascheck.rewrite.Marker._context_gets`); returned unchanged. A value a task's
+    var.get()``: :meth:`aliascheck.boundary.rewrite.Marker._context_gets`); returned unchanged. A value a task's
     context copy shares is judged as a bound one is (:func:`_context_read`); *var*'s mutable default,
     which every context shares, by :func:`_default_read`."""
     try:
@@ -786,7 +785,7 @@ def _is_default(code: Any, value: Any, frame: Any) -> bool:
 
 def default_kept(keeper: Any, value: Any, site: int) -> None:
     """``self.inputs = inputs`` ran in a function whose parameter has a new mutable default (``inputs=
-    []``, :meth:`aliascheck.rewrite.Marker._assign`). When *value* is that default, every call that
+    []``, :meth:`aliascheck.boundary.rewrite.Marker._assign`). When *value* is that default, every call that
     omits the argument hands its keeper the same object (rule *A default argument kept*): fingerprinted
     at its first keep and watched; kept again after a write, or written while two keepers hold it, is
     the finding."""
@@ -870,7 +869,7 @@ def _default_arg_judged(value: Any, entry: tuple[Fingerprint, int, list[Any], st
     still hold it, and a change since its first keep, are the finding (once per default and test)."""
     pristine, site, keepers, function, _ = entry
     alive = [k() for k in keepers]
-    holding = [k for k in alive if k is not None and any(v is value for v in (_instance_dict(k) or {}).values())]
+    holding = [k for k in alive if k is not None and any(v is value for v in (rules.instance_dict(k) or {}).values())]
     if len(holding) < 2:
         return
     now = fingerprint(value)
@@ -894,7 +893,7 @@ def _default_arg_judged(value: Any, entry: tuple[Fingerprint, int, list[Any], st
 
 
 def repeated(container: Any, site: int) -> None:
-    """``rows = [[0] * n] * n`` or ``groups = dict.fromkeys(keys, [])`` ran (:func:`aliascheck.rewrite.
+    """``rows = [[0] * n] * n`` or ``groups = dict.fromkeys(keys, [])`` ran (:func:`aliascheck.boundary.rewrite.
     _repetition`): when the container does hold one mutable object at every position, that object is
     watched, so that a write into it reached through the container (``rows[0][0] = 1``, ``groups[k]
     .append(w)``: addressed by one position) is told (rule *One object at several positions*). Read at
@@ -922,7 +921,7 @@ def _repeated_written(target: Any, root: Any) -> None:
     box_id, kind, site, made_at = t.repeated[id(target)]
     box: Any = root if id(root) == box_id and type(root) is kind else None
     if box is None and root is not None:
-        own = _instance_dict(root)
+        own = rules.instance_dict(root)
         if type(own) is dict:
             box = next((v for v in own.values() if id(v) == box_id and type(v) is kind), None)
     if box is None:
@@ -948,7 +947,7 @@ def _repeated_written(target: Any, root: Any) -> None:
 
 def yielded_view(view: Any, base: Any, site: int) -> Any:
     """The project's generator yields *view*, a view of its buffer *base* (``yield base[...]``,
-    :meth:`aliascheck.rewrite.Marker._yield_view`); returns it unchanged. Memory is the identity:
+    :meth:`aliascheck.boundary.rewrite.Marker._yield_view`); returns it unchanged. Memory is the identity:
     each view is a new object, so the views a consumer kept are counted by the references to the
     memory's owner (an array's base, a tensor's storage users). When two or more besides the new one
     are alive and the view yielded before no longer holds the bytes it was yielded with, a collection
@@ -1244,7 +1243,7 @@ def _scalar(value: Any) -> bool:
 
 
 def _fresh(value: Any) -> bool:
-    from .probe import KEPT_WIDTH, fresh
+    from ..probe import KEPT_WIDTH, fresh
 
     try:
         return fresh(value, width=KEPT_WIDTH)
@@ -1338,7 +1337,7 @@ def _held(rec: Record) -> bool:
         return False
     try:
         if keep.how == "attr":
-            return _attribute(keeper, keep.key) is value
+            return rules.attribute(keeper, keep.key) is value
         if keep.how == "name":
             space = keeper if type(keeper) is dict else keeper.f_locals  # a finished test frame's
             return space.get(keep.key) is value
@@ -1372,24 +1371,10 @@ def _refers_to(ref: Any, obj: Any) -> bool:
     return ref() is obj
 
 
-def _attribute(obj: Any, name: str) -> Any:
-    """*obj*'s own attribute *name* as stored (its ``__dict__`` entry), no property or ``__getattr__`` run."""
-    space = _own_dict(obj)
-    return space.get(name) if space is not None else None
 
 
-def _own_dict(obj: Any) -> dict[str, Any] | None:
-    for ref in gc.get_referents(obj) if type(obj).__dictoffset__ else ():
-        if type(ref) is dict and ref is _instance_dict(obj):
-            return ref
-    return None
 
 
-def _instance_dict(obj: Any) -> Any:
-    try:
-        return object.__getattribute__(obj, "__dict__")
-    except Exception:
-        return None
 
 
 def _items(keeper: Any) -> list[Any]:
@@ -1425,28 +1410,11 @@ def _changes(rec: Record, now: Fingerprint) -> list[Change]:
         changes = diff(rec.fp, now, collapse=True, reads=True) or [Change("", "?", "?")]
     except Exception:  # RecursionError included
         return []
-    return [c for c in changes if not _materialised(rec.obj, c)]
+    return [c for c in changes if not rules.materialised(rec.obj, c)]
 
 
-_LAST_ATTRIBUTE = re.compile(r"^(.*)\.([A-Za-z_][A-Za-z_0-9]*)$")
 
 
-def _materialised(root: Any, change: Change) -> bool:
-    """An attribute that appeared where the class has a descriptor of that name (``cached_property``,
-    a library's own ``cachedproperty``): a read filled it in, nothing changed."""
-    if change.before != "<missing>":
-        return False
-    match = _LAST_ATTRIBUTE.match(change.path)
-    if match is None:
-        return False
-    owner = _at(root, match.group(1))
-    if owner is None:
-        return False
-    for klass in type(owner).__mro__:
-        found = klass.__dict__.get(match.group(2))
-        if found is not None:
-            return hasattr(type(found), "__get__") and not hasattr(type(found), "__set__")
-    return False
 
 
 def _by_project(rec: Record, epoch: int) -> bool:
@@ -1460,7 +1428,7 @@ def _by_project(rec: Record, epoch: int) -> bool:
         return False
     producer = rec.adopter.producer if type(rec.adopter) is _Keep else None
     writers = _test.writers
-    from .probe import reachable
+    from ..probe import reachable
 
     try:
         parts = [rec.obj, *reachable(rec.obj, depth=4)]
@@ -1499,7 +1467,7 @@ def _holds_foreign_memory(value: Any) -> bool:
     """A dict or list (its first three levels, each of at most :data:`_MEMORY_WIDTH` references) holding
     an array or tensor over memory it does not own alone: shared memory another process writes (a
     ``torch.multiprocessing`` queue's tensors), an array's memory under a tensor."""
-    from .probe import _owned_buffer_types
+    from ..probe import _owned_buffer_types
 
     buffers = _owned_buffer_types()
     if not buffers:  # neither torch nor numpy imported: nothing can view memory
@@ -1535,9 +1503,9 @@ def _shared_memory(buffer: Any) -> bool:
 
 
 def _judge_one(rec: Record, check: str, collect: Any = None) -> None:
-    """Rule *Kept* (:func:`aliascheck.judge.kept`) on one record: what it finds is reported at the
+    """Rule *Kept* (:func:`aliascheck.boundary.rules.kept`) on one record: what it finds is reported at the
     test's end. *collect*: asks whether a keeper still holds once garbage is collected (teardown)."""
-    changes = judge.kept(rec, check, _test, collect)
+    changes = rules.kept(rec, check, _test, collect)
     if changes:  # where it sits is read now, while its keeper is surely alive
         _test.pending.append((rec, changes, check, _position(rec)))
 
@@ -1625,7 +1593,7 @@ def _fix(keeper: str, how: str, value: Any, text: Any) -> str:
     return f"keep a copy: {keeper} = {copied}"
 
 
-# -- a project state method's recording, inserted into its own body (aliascheck.rewrite) ---------
+# -- a project state method's recording, inserted into its own body (aliascheck.boundary.rewrite) ---------
 
 # Code objects of project methods whose inserted recording is on: discovery adds a protocol class's
 # methods here in place of wrapping them (aliascheck.discovery.watch). Code -> how many sessions.
@@ -1813,7 +1781,8 @@ def _descendants(part: Any) -> list[Any]:
 
 
 def _copy_written(rec: Record, target: Any) -> None:
-    """The project wrote into a part a copy shares with its source (rule *Copied*: :func:`aliascheck.judge.copied`)."""
+    """The project wrote into a part a copy shares with its source (rule *Copied*:
+    :func:`aliascheck.boundary.rules.copied`)."""
     copy_ref, source_ref = rec.adopter
     copy = _above(copy_ref, target)
     source = _above(source_ref, target) if copy is not None else None
@@ -1822,7 +1791,7 @@ def _copy_written(rec: Record, target: Any) -> None:
         # it was taken out of one of them. Either way this record can judge no write into it.
         _test.shared.pop(id(target), None)
         return
-    if not judge.copied(rec, _test.flagged, copy, source) or _ledger is None:
+    if not rules.copied(rec, _test.flagged, copy, source) or _ledger is None:
         return
     copy_name = rec.label
     path = _path_of(copy, target) or rec.adopted[0][0]
@@ -2286,10 +2255,10 @@ def _still_held(rec: Record, obj: Any) -> bool:
 
 
 def _handed_written(rec: Record, target: Any, root: Any) -> None:
-    """The project wrote into a value a library call kept (rule *Handed*: :func:`aliascheck.judge.handed`)."""
+    """The project wrote into a value a library call kept (rule *Handed*: :func:`aliascheck.boundary.rules.handed`)."""
     # Not through the library's own handle (opt.param_groups[0]["lr"] = ...): its documented use.
     own = root is None or root is target or _project_owned(root)
-    if not judge.handed(rec, _still_held(rec, target) and not _setting(target), own):
+    if not rules.handed(rec, _still_held(rec, target) and not rules.setting(target), own):
         return
     changes = _changes_of(rec)
     if _ledger is None:
@@ -2301,34 +2270,13 @@ def _handed_written(rec: Record, target: Any, root: Any) -> None:
                    hint=_handed_fix(rec), origin=_line(rec.where), shares=f"the project changed it at {where.site}")
 
 
-def _setting(obj: Any) -> bool:
-    """Kept as a setting the library reads live, not as a record of the past: every container that
-    holds *obj* (aliascheck's own, running frames and module namespaces aside) is a dict that has it
-    under a name, and there is one (an
-    optimizer's ``param_groups[0]["lr"]`` and ``defaults["lr"]``, an attribute), none a list, a tuple,
-    a queue or a buffer (a history, a log record's args, a batch)."""
-    named = 0
-    namespaces = {id(vars(m)) for m in list(sys.modules.values()) if type(m) is types.ModuleType}
-    for ref in gc.get_referrers(obj):  # a plain loop: a comprehension's cell would hold obj itself
-        if (type(ref) is types.FrameType or id(ref) in namespaces
-                or (type(ref).__module__ or "").startswith("aliascheck")):
-            continue  # the project's own names, and aliascheck's records: not the library's hold
-        if type(ref) is not dict:
-            return False
-        for key, value in ref.items():
-            if value is obj and type(key) is str:
-                named += 1
-                break
-        else:
-            return False
-    return named > 0
 
 
 def _passed_again(rec: Record, func: Any) -> None:
     """A value an earlier library call kept is passed to a call again, changed since by that library
-    (rule *Handed*: :func:`aliascheck.judge.passed_again`)."""
+    (rule *Handed*: :func:`aliascheck.boundary.rules.passed_again`)."""
     changes = _changes_of(rec)
-    if not judge.passed_again(rec, changes, _test) or _ledger is None:
+    if not rules.passed_again(rec, changes, _test) or _ledger is None:
         return
     where = capture(3)
     changes = _named(rec, changes)
@@ -2361,31 +2309,13 @@ def _changes_of(rec: Record) -> list[Change]:
     """The changes of a value a library kept, less those of module parameters inside it (live by design)."""
     now = _changed(rec)
     changes = _changes(rec, now) if now is not None else []
-    return [c for c in changes if not _parameter(_at(rec.obj, c.path))]
+    return [c for c in changes if not _parameter(rules.at_path(rec.obj, c.path))]
 
 
 
 
-def _at(root: Any, path: str) -> Any:
-    """The object at a diff path like ``['params'][0]`` or ``[0].child`` (None when it cannot be
-    followed), read at C level: items of exact lists, tuples and dicts, attributes from an own dict."""
-    obj = root
-    for step in _PATH_STEP.findall(path):
-        try:
-            if step.startswith("."):
-                obj = _attribute(obj, step[1:])
-                continue
-            inner = step[1:-1]
-            key: Any = inner[1:-1] if inner.startswith("'") else int(inner)
-            if type(obj) not in (list, tuple, dict):
-                return None
-            obj = obj[key]
-        except Exception:
-            return None
-    return obj
 
 
-_PATH_STEP = re.compile(r"\[(?:'(?:[^'\\]|\\.)*'|-?\d+)\]|\.[A-Za-z_][A-Za-z_0-9]*")
 
 
 def _project_owned(root: Any) -> bool:

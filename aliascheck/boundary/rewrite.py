@@ -8,7 +8,7 @@ on the line of the statement it belongs to, so tracebacks, ``inspect.getsource``
 - evaluated once, in order: each value the runtime needs is caught in an ``@``-named temporary
   as the statement computes it (``out.append((@ac1 := obj.prop))``), deleted when the statement
   ends; only plain names are read again;
-- no names added: the runtime (:mod:`aliascheck.boundary`) is reached through one builtins name
+- no names added: the runtime (:mod:`aliascheck.boundary.runtime`) is reached through one builtins name
   no source can write (:data:`RUNTIME`);
 - the calls after a statement sit in ``if test: try: ... except: pass``: the test reads only the
   runtime's names and types, and a failure inside never reaches the program;
@@ -40,11 +40,11 @@ import sys
 import types
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from .kinds import LOAD_METHODS, STATE_METHODS
+from ..kinds import LOAD_METHODS, STATE_METHODS
 
-# The marked code reaches the runtime (aliascheck.boundary) through this builtins name, which no
+# The marked code reaches the runtime (aliascheck.boundary.runtime) through this builtins name, which no
 # source can write: a marked module's namespace holds exactly the names its source binds.
 RUNTIME = "@aliascheck"
 # Temporaries: the values a statement computes, caught as it computes them (``(@ac1 := obj.prop)``),
@@ -80,6 +80,50 @@ MACHINERY = frozenset({"__init__", "__new__", "__del__", "__getattr__", "__getat
                        "__delattr__", "__repr__", "__str__", "__eq__", "__ne__", "__hash__", "__init_subclass__",
                        "__class_getitem__", "__reduce__", "__reduce_ex__", "__copy__", "__deepcopy__", "__len__",
                        "__bool__", "__format__", "__dir__", "__sizeof__", "__subclasshook__"})
+
+
+class Shape(NamedTuple):
+    """One statement shape the pass marks: an example (a module's source; its last statement is the
+    shape), the runtime calls inserted for it, and what they report."""
+
+    source: str
+    inserts: tuple[str, ...]
+    reports: str
+
+
+# The statement shapes and what each inserts (README "What is marked", docs/watched.md's table). Each
+# runtime call also sits behind one gate question (GATE, BIND, PASSES, ...) and in ``try``/``except``;
+# tests/test_boundary.py marks every example and holds the pass to this table.
+SHAPES: tuple[Shape, ...] = (
+    Shape("def f(r, v):\n    r.append(v)", ("kept",), "a keep (also appendleft, insert)"),
+    Shape("def f(r, k, v):\n    r[k] = v", ("kept",), "a keep, and the project's write into r"),
+    Shape("def f(r, v):\n    r.a = v", ("kept",), "a keep, and the project's write into r"),
+    Shape("def f(r, v):\n    r.extend(v)", ("wrote",), "the project's own in-place write"),
+    Shape("def f(r, v):\n    r[1:2] = v", ("wrote",), "the project's own write into a slice"),
+    Shape("def f(r, v):\n    r.a += v", ("wrote",), "the project's own augmented write"),
+    Shape("def f(g):\n    name = g()", ("bound",), "a call's result bound"),
+    Shape("def f(g, h):\n    a, b = g(), h()", ("bound",), "calls' results bound through a tuple target"),
+    Shape("def f(it):\n    name = [p for p in it]", ("bound",), "a list of the loop's own objects bound"),
+    Shape("def f(x):\n    name = x.copy()", ("copied",), "a shallow copy"),
+    Shape("import copy\ndef f(x):\n    name = copy.copy(x)", ("after", "before", "copied"),
+          "a shallow copy, and what the library call kept"),
+    Shape("def f(n):\n    name = [[0] * n] * n", ("repeated",), "one object at every position"),
+    Shape("def f(g, a):\n    g(a)", ("after", "before"), "what a library call kept of a value it was given"),
+    Shape("def f(it):\n    for x in it:\n        pass", ("loop",), "a project generator's items"),
+    Shape("def f(buf):\n    yield buf", ("yielded",), "a refill of a yielded buffer a collection holds"),
+    Shape("def f(buf, i):\n    yield buf[i]", ("yielded_view",), "a refill of the memory yielded views share"),
+    Shape("def f(x):\n    return x.attr", ("returned",), "a refill of a returned buffer held twice"),
+    Shape("def f(r):\n    return lambda v: r.append(v)", ("through",), "a keep in a hook"),
+    Shape("def f(p=[]):\n    return p", ("default_returned",), "a mutable default returned again, refilled"),
+    Shape("class C:\n    def __init__(self, p=[]):\n        self.a = p", ("default_kept", "kept", "made_class"),
+          "a mutable default kept by a second object"),
+    Shape("import contextvars\nvar = contextvars.ContextVar('v')\ndef f():\n    return var.get()['k']",
+          ("bound", "context_got"), "a task's read of a shared context value or default"),
+    Shape("class C:\n    def state_dict(self):\n        return {}\n    def load_state_dict(self, sd):\n"
+          "        pass\n    def step(self):\n        pass",
+          ("ACTIVE", "ADOPTING", "after_call", "load_enter", "load_exit", "made_class", "state_enter", "state_exit"),
+          "handovers and loads, recorded in the methods' own bodies; the adopted-state look"),
+)
 
 
 def _in_place(name: str) -> bool:
@@ -939,7 +983,7 @@ class Marker(ast.NodeTransformer):
 
 
 def _callee(func: ast.expr, bound_here: set[str]) -> ast.expr:
-    """What :func:`aliascheck.boundary.before` is told of a call's callee before the statement runs."""
+    """What :func:`aliascheck.boundary.runtime.before` is told of a call's callee before the statement runs."""
     if isinstance(func, ast.Name) and func.id not in bound_here:
         return _name(func.id)
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id not in bound_here:
@@ -1499,7 +1543,7 @@ def _compile(tree: ast.Module, filename: str) -> types.CodeType:
 def compile_marked(source: bytes | str, filename: str) -> types.CodeType:
     """*source* compiled marked; compiled as written if the marking fails (a module runs unmarked,
     never broken). Kept in :mod:`aliascheck.markcache`: marked once per source, not once per run."""
-    from . import markcache
+    from .. import markcache
 
     expose()
     data = source.encode() if isinstance(source, str) else source
@@ -1605,7 +1649,7 @@ def expose() -> None:
     """Where marked code finds the runtime: one builtins name no source can write (:data:`RUNTIME`).
     It stays once set, so that marked code that outlives a session (a module kept imported) still
     finds the runtime, which then returns at once."""
-    import aliascheck.boundary as boundary
+    import aliascheck.boundary.runtime as boundary
 
     vars(builtins)[RUNTIME] = boundary
 
@@ -1644,7 +1688,7 @@ def install(in_project: Callable[[str], bool]) -> None:
     def rewrite_test(fn: Any, config: Any) -> Any:
         """pytest's rewrite of a test module, marked, kept in aliascheck's cache (never in pytest's
         ``__pycache__``, which a plain run reads)."""
-        from . import markcache
+        from .. import markcache
 
         path = os.fspath(fn)
         if not in_project(path):
