@@ -352,6 +352,37 @@ returning(PyObject *module, PyObject *value)
     return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
+/* A returned or yielded value the function itself writes into (paired in the source by the
+ * rewriter): an exact dict, list, set or bytearray, or an array or tensor, that something besides
+ * the function's own name refers to; with a true second argument, whatever its count. */
+static PyObject *
+refilled(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2 || buffers == NULL) {
+        PyErr_SetString(PyExc_TypeError, "refilled(value[, anyhow]) after configure()");
+        return NULL;
+    }
+    PyObject *value = args[0];
+    int r = PyDict_CheckExact(value) || PyList_CheckExact(value) || Py_IS_TYPE(value, &PySet_Type)
+            || PyByteArray_CheckExact(value);
+    if (!r) {
+        r = type_in(buffers, Py_TYPE(value), 0);
+        if (r <= 0) {
+            return r < 0 ? NULL : Py_NewRef(Py_False);
+        }
+    }
+    if (nargs == 2) {
+        int anyhow = PyObject_IsTrue(args[1]);
+        if (anyhow < 0) {
+            return NULL;
+        }
+        if (anyhow) {
+            Py_RETURN_TRUE;
+        }
+    }
+    return PyBool_FromLong(Py_REFCNT(value) > 2);
+}
+
 static PyObject *
 bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1002,6 +1033,7 @@ static PyMethodDef methods[] = {
     {"buffer_or_watched", (PyCFunction)(void (*)(void))buffer_or_watched, METH_FASTCALL,
      "buffer_or_watched(value, keeper): see aliascheck.gate"},
     {"returning", returning, METH_O, "returning(value): see aliascheck.gate"},
+    {"refilled", (PyCFunction)(void (*)(void))refilled, METH_FASTCALL, "refilled(value[, anyhow]): see aliascheck.gate"},
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL, "bind(value[, receiver]): see aliascheck.gate"},
     {"passes", (PyCFunction)(void (*)(void))passes, METH_FASTCALL, "passes(site, callee, *names): see aliascheck.gate"},
     {"pended", pended, METH_O, "pended(site): see aliascheck.gate"},

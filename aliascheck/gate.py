@@ -171,6 +171,17 @@ def returning(value: Any, _getrefcount: Any = sys.getrefcount) -> bool:
     return _getrefcount(value) > 3 and buffer(value)
 
 
+def refilled(value: Any, anyhow: bool = False, _getrefcount: Any = sys.getrefcount) -> bool:
+    """``return x`` or ``yield x`` of what the function itself writes into in place (the rewriter
+    pairs the two in the source): is *value* a dict, list, set or bytearray (exact types) or an array
+    or tensor, that something besides the function's own name refers to (as :func:`returning`)?
+    *anyhow*: a generator's yield of a name its loop does not bind again, asked whatever its count."""
+    kind = type(value)
+    if not (kind is dict or kind is list or kind is set or kind is bytearray or buffer(value)):
+        return False
+    return anyhow or _getrefcount(value) > 3
+
+
 def bind(value: Any, *receiver: Any) -> bool:
     """After ``name = call(...)`` (``name = obj.method(...)``: *receiver* is ``obj``), could
     :func:`aliascheck.boundary.runtime.bound` judge anything? Not for a type it learnt it never does, nor

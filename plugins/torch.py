@@ -70,6 +70,7 @@ def _transparent_to_dynamo() -> None:
         "buffer": lambda obj: False,
         "buffer_or_watched": lambda value, keeper: False,
         "returning": lambda value: False,
+        "refilled": lambda value, anyhow=False: False,
         "bind": lambda value, *receiver: False,
         "passes": lambda site, callee, *names: False,
         "pended": lambda site: False,

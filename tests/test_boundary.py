@@ -1093,7 +1093,7 @@ def test_each_statement_shape_inserts_what_the_table_says(shape: Any) -> None:
     from aliascheck.boundary import rewrite
 
     questions = {"GATE", "WATCHING", "BUFFER", "BUFFER_OR_WATCHED", "BIND", "PASSES", "PENDED", "SELF", "RETURNING",
-                 "Exception", "NameError", "BaseException", "register", "_on"}
+                 "REFILLED", "Exception", "NameError", "BaseException", "register", "_on"}
 
     def runtime_names(tree: ast.AST) -> set[str]:
         return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
@@ -2204,6 +2204,74 @@ def test_a_context_value_read_inside_an_expression_is_a_tasks_read(pytester: pyt
         "*task Task-* read ContextVar '_map' (test_user.py:12), whose value its context copy shares*"])
 
 
+CONTEXT_MODULE = """
+    from contextvars import ContextVar
+
+    request = ContextVar("request")
+    spans = ContextVar("spans", default={})
+    settings = {"mode": "fast"}
+"""
+
+CONTEXT_IMPORTED = """
+    import asyncio
+    import reqctx
+    from reqctx import request, settings
+
+    async def impersonate(switched):
+        request.get()["user"] = "service"  # in place: the siblings' copies share the dict
+        switched.set()
+
+    async def impersonate_fixed(switched):
+        request.set({**request.get(), "user": "service"})
+        switched.set()
+
+    async def audit(switched):
+        await switched.wait()
+        return request.get()["user"]
+
+    def serve(helper):
+        async def main():
+            request.set({"user": "alice"})
+            switched = asyncio.Event()
+            first = asyncio.create_task(helper(switched))
+            second = asyncio.create_task(audit(switched))
+            await first
+            return await second
+        return asyncio.run(main())
+
+    def test_buggy_imported_name():
+        assert serve(impersonate) == "service"
+
+    def test_a_new_value_set():
+        assert serve(impersonate_fixed) == "alice"
+
+    async def note(name):
+        await asyncio.sleep(0)
+        reqctx.spans.get()[name] = 1
+
+    def test_buggy_default_through_the_module():
+        async def main():
+            await asyncio.gather(note("a"), note("b"))
+        asyncio.run(main())
+
+    def test_a_mappings_get_is_left_as_it_is():
+        assert settings.get("mode") == "fast" and settings.get("none") is None
+"""
+
+
+def test_a_context_var_another_module_made_is_read_as_its_own(pytester: pytest.Pytester) -> None:
+    # A ContextVar imported from another module (``from ctx import request``, ``ctx.spans``): its
+    # ``.get()`` in an expression is a task's read as for one the module made; a mapping's ``get(key)``
+    # is never taken for one.
+    pytester.makepyfile(reqctx=textwrap.dedent(CONTEXT_MODULE))
+    result = run(pytester, CONTEXT_IMPORTED)
+    assert flagged(result) == {"test_buggy_imported_name", "test_buggy_default_through_the_module"}, \
+        result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*task Task-* read ContextVar 'request' (test_user.py:*), whose value its context copy shares, "
+        "changed after the copy was made: *'alice' -> 'service'"])
+
+
 CONTEXT_DEFAULTS = """
     import asyncio
     import contextvars
@@ -2661,3 +2729,118 @@ def test_a_log_record_only_pytests_capture_keeps_is_the_harness_not_the_program(
     result = run(pytester, LOGGED)
     assert flagged(result) == {"test_logged_live_list_buffered_by_the_program"}
     result.stdout.fnmatch_lines(["*logging.Logger.warning kept done; the project changed it*"])
+
+
+COLLECTED = """
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    _row = {}
+
+    async def parse(line):
+        await asyncio.sleep(0)
+        _row.clear()
+        _row["id"] = int(line)
+        return _row
+
+    async def parse_fresh(line):
+        await asyncio.sleep(0)
+        row = {}
+        row["id"] = int(line)
+        return row
+
+    def test_buggy_gather_bound_by_the_test():
+        async def main():
+            return await asyncio.gather(*(parse(x) for x in "123"))
+        rows = asyncio.run(main())
+        assert [r["id"] for r in rows] == [3, 3, 3]
+
+    async def ids(lines):
+        rows = await asyncio.gather(*(parse(x) for x in lines))
+        return [r["id"] for r in rows]
+
+    def test_buggy_gather_awaited_in_project_code():
+        assert asyncio.run(ids("12")) == [2, 2]
+
+    def test_fresh_gathered():
+        async def main():
+            return await asyncio.gather(*(parse_fresh(x) for x in "123"))
+        assert [r["id"] for r in asyncio.run(main())] == [1, 2, 3]
+
+    CONFIG = {"mode": "fast"}
+
+    async def config(line):
+        await asyncio.sleep(0)
+        return CONFIG
+
+    def test_one_config_never_written_gathered():
+        async def main():
+            return await asyncio.gather(*(config(x) for x in "abc"))
+        rows = asyncio.run(main())
+        assert rows[0] is rows[2]
+
+    def parse_sync(line):
+        _row.clear()
+        _row["id"] = int(line)
+        return _row
+
+    def test_read_at_once():
+        out = []
+        for line in "123":
+            row = parse_sync(line)
+            out.append(row["id"])
+        assert out == [1, 2, 3]
+
+    def test_buggy_pool_map():
+        with ThreadPoolExecutor(2) as pool:
+            rows = list(pool.map(parse_sync, "123456"))
+        assert rows[0] is rows[5]
+
+    def stamp(row, i):
+        row["id"] = i
+        return row
+
+    def test_a_parameter_handed_back_is_the_callers():
+        mine = {}
+        rows = [stamp(mine, i) for i in range(3)]
+        assert rows[0] is rows[2]
+
+    def rows_of(lines):
+        row = {}
+        for line in lines:
+            row.clear()
+            row["id"] = int(line)
+            yield row
+
+    def rows_fresh(lines):
+        for line in lines:
+            row = {}
+            row["id"] = int(line)
+            yield row
+
+    def test_buggy_list_of_a_refilling_generator():
+        rows = list(rows_of("123"))
+        assert rows[0] is rows[2]
+
+    def test_a_generator_of_new_rows_listed():
+        assert [r["id"] for r in list(rows_fresh("123"))] == [1, 2, 3]
+
+    def test_a_refilling_generator_read_one_at_a_time():
+        assert [r["id"] for r in rows_of("123")] == [1, 2, 3]
+"""
+
+
+def test_one_object_refilled_and_handed_out_again_collected_by_a_library(pytester: pytest.Pytester) -> None:
+    # Consumers are keepers: asyncio.gather, an executor's map and list() hold every result at once.
+    # A function (or coroutine, or generator) that writes into something it keeps past the call and
+    # hands it out again hands out one object: the collected list holds it at several places, each
+    # showing the last fill. New objects, a container never written, results read at once, and a
+    # parameter the caller passes and gets back are clean.
+    result = run(pytester, COLLECTED)
+    assert flagged(result) == {"test_buggy_gather_bound_by_the_test", "test_buggy_gather_awaited_in_project_code",
+                               "test_buggy_pool_map", "test_buggy_list_of_a_refilling_generator"}, result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*a list holds one live dict 3 times (returned by parse()), changed after it was kept*",
+        "*let out:  *test_user.py:* in parse",
+        "*fix: *return a copy: return _row.copy()",
+    ])

@@ -367,3 +367,25 @@ def test_returning_asks_only_about_an_array_something_else_holds(both: tuple[_St
         answers.append((new, held, other))
         del holder
     assert answers[0] == answers[1] == (False, True, False)
+
+
+def test_refilled_asks_about_a_container_something_else_holds(both: tuple[_State, _State]) -> None:
+    """``return x`` of what the function writes into: an exact dict, list, set or bytearray, or an
+    array, that something besides the function's name refers to; a new one is never asked about,
+    nor a frozenset, a tuple or a subclass (its own methods may do anything); with *anyhow* (a
+    generator's yield of a name its loop keeps) the count is not asked."""
+    answers = []
+    for state in both:
+        kept, fresh, shared_set = {}, {}, set()
+        holder = [kept, shared_set]
+
+        class Mine(dict):
+            pass
+
+        mine = Mine()
+        also = [mine]
+        answers.append((state.impl.refilled(fresh), state.impl.refilled(kept), state.impl.refilled(shared_set),
+                         state.impl.refilled(fresh, True), state.impl.refilled(mine),
+                         state.impl.refilled(frozenset(), True), state.impl.refilled((1,), True)))
+        del holder, also
+    assert answers[0] == answers[1] == (False, True, True, True, False, False, False)

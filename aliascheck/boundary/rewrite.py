@@ -113,6 +113,11 @@ SHAPES: tuple[Shape, ...] = (
     Shape("def f(buf):\n    yield buf", ("yielded",), "a refill of a yielded buffer a collection holds"),
     Shape("def f(buf, i):\n    yield buf[i]", ("yielded_view",), "a refill of the memory yielded views share"),
     Shape("def f(x):\n    return x.attr", ("returned",), "a refill of a returned buffer held twice"),
+    Shape("_row = {}\ndef f(line):\n    _row.clear()\n    return _row", ("returned", "wrote"),
+          "what the function writes into and keeps past the call, returned again: collected twice"),
+    Shape("def f(lines):\n    row = {}\n    for line in lines:\n        row.clear()\n        yield row",
+          ("loop", "wrote", "yielded"), "one container the generator refills, yielded again: collected twice"),
+    Shape("async def f(g):\n    rows = await g()", ("bound",), "an awaited call's result bound (gather's list)"),
     Shape("def f(r):\n    return lambda v: r.append(v)", ("through",), "a keep in a hook"),
     Shape("def f(p=[]):\n    return p", ("default_returned",), "a mutable default returned again, refilled"),
     Shape("class C:\n    def __init__(self, p=[]):\n        self.a = p", ("default_kept", "kept", "made_class"),
@@ -340,6 +345,9 @@ class Marker(ast.NodeTransformer):
         self.module_names: frozenset[str] = frozenset()  # what the module binds (a builtin shadowed)
         self.containers: frozenset[str] = frozenset()  # module names bound only to collections' containers
         self.returning = False  # in a plain function, whose returns of a buffer are looked at
+        self.refilled: frozenset[str] = frozenset()  # what the function writes into in place (_refilled)
+        self.parameters: frozenset[str] = frozenset()  # the function's parameters' names
+        self.fresh_yields: set[int] = set()  # its ``yield name`` nodes of a name its loop binds anew
         self.atoms: frozenset[str] = frozenset()  # the function's names that only ever hold atoms
         self.shadowed: frozenset[str] = frozenset()  # the names the module and the function bind
         # Locals bound to a container the function just made and has not let out since (at the
@@ -351,6 +359,9 @@ class Marker(ast.NodeTransformer):
         # ``_map: ContextVar[dict] = ContextVar(...)`` in a class): their ``.get()`` read in an
         # expression is told to the runtime (_context_gets).
         self.context_vars: frozenset[str] = frozenset()
+        # The names the module imports: ``name.get()`` (no argument, or None) of one, or of an attribute
+        # of one (``ctx.request.get()``), may be another module's ContextVar; the runtime tells by type.
+        self.imported: frozenset[str] = frozenset()
         self.own: frozenset[str] = frozenset()  # the names the function being marked binds itself
         # The function's parameters whose default is a new mutable value (``items=[]``) that it never
         # binds again: one object every call that omits the argument gets.
@@ -394,8 +405,12 @@ class Marker(ast.NodeTransformer):
         # A plain function's returns of an array or tensor are told to the runtime (_return); not a
         # generator's (a yield is), nor a state method's (the handover model's).
         saved_returning, self.returning = self.returning, (
-            isinstance(node, ast.FunctionDef) and node.name not in STATE_NAMES | LOAD_NAMES
+            node.name not in STATE_NAMES | LOAD_NAMES
             and not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes))
+        saved_refilled = self.refilled, self.fresh_yields, self.parameters
+        self.refilled, self.fresh_yields = _refilled(nodes), _fresh_yields(nodes)
+        self.parameters = frozenset(a.arg for a in (*signature.posonlyargs, *signature.args, *signature.kwonlyargs,
+                                                    signature.vararg, signature.kwarg) if a is not None)
         args = node.args
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
             self.given[arg.arg] = ("", -2)  # a parameter: the caller decides where it came from
@@ -409,6 +424,7 @@ class Marker(ast.NodeTransformer):
             self.private, self.closed, self.function = saved_private, saved_closed, saved_function
             self.returning, self.containers = saved_returning, saved_containers
             self.own, self.mutable_defaults = saved_own, saved_defaults
+            self.refilled, self.fresh_yields, self.parameters = saved_refilled
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -557,7 +573,7 @@ class Marker(ast.NodeTransformer):
         if _names_temporaries(stmt):
             # pytest's assertion temporaries (@py_assert1 = ...): its own, never a keeper; a ContextVar
             # read there is the test's read all the same
-            if not self.context_vars:
+            if not (self.context_vars or self.imported):
                 return [stmt]
             st = _Statement(self)
             self._context_gets(st, stmt)
@@ -582,7 +598,7 @@ class Marker(ast.NodeTransformer):
         passes = self._passes(stmt, st)  # last: the others look at the calls as written
         if passes is not None:
             st.after.append(_guarded(None, passes[1], test=passes[2]))
-        if self.context_vars:
+        if self.context_vars or self.imported:
             self._context_gets(st, stmt)  # after _passes: its runtime calls are not the program's
         out = st.emit(stmt)
         if passes is not None:
@@ -648,8 +664,18 @@ class Marker(ast.NodeTransformer):
         if isinstance(owner, ast.NamedExpr) and isinstance(owner.target, ast.Name) and owner.target.id.startswith("@"):
             owner = owner.value
         if isinstance(owner, ast.Name):
-            return owner.id in self.context_vars and owner.id not in self.own
-        return isinstance(owner, ast.Attribute) and owner.attr in self.context_vars
+            if owner.id in self.own:
+                return False
+            if owner.id in self.context_vars:
+                return True
+        elif isinstance(owner, ast.Attribute) and owner.attr in self.context_vars:
+            return True
+        # Another module's: ``request.get()`` or ``ctx.request.get()`` of an imported name, as a
+        # ContextVar is read (no argument, or a default of None; never a mapping's ``get(key)``).
+        base = owner.value if isinstance(owner, ast.Attribute) else owner
+        plain = not node.keywords and (not node.args or (
+            len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and node.args[0].value is None))
+        return isinstance(base, ast.Name) and base.id in self.imported and base.id not in self.own and plain
 
     def _yield(self, stmt: ast.stmt) -> ast.stmt | None:
         """``yield name`` of an array or tensor in the project's generator: told to the runtime just
@@ -661,8 +687,10 @@ class Marker(ast.NodeTransformer):
             return None  # ``yield name`` or ``got = yield name`` (send's answer bound after it)
         name = value.value.id
         site = self._site(name, "yield", self.function)
-        return _guarded(stmt, _call_stmt("yielded", _name(name), ast.Constant(site)),
-                        test=_template("BUFFER(X)", X=_name(name)))
+        # A name the generator writes into and its loop does not bind anew: one object it refills.
+        reused = name in self.refilled and id(value) not in self.fresh_yields
+        test = _template("REFILLED(X, True)" if reused else "BUFFER(X)", X=_name(name))
+        return _guarded(stmt, _call_stmt("yielded", _name(name), ast.Constant(site)), test=test)
 
     def _return(self, st: _Statement, stmt: ast.Return) -> None:
         """``return name``, ``return self.obs`` and such items of a returned tuple (``return self.obs,
@@ -675,9 +703,19 @@ class Marker(ast.NodeTransformer):
         parts = value.elts if isinstance(value, ast.Tuple) else [value]
         for i, part in enumerate(parts):
             caught: ast.expr
+            text = _receiver_text(part) if isinstance(part, (ast.Name, ast.Attribute)) else None
+            # What the function writes into and keeps past the call (an attribute, a global, a closure's,
+            # a local bound to one): not a parameter, which the caller owns and passes again or not.
+            gate = "REFILLED(X)" if text in self.refilled and text not in self.parameters else "RETURNING(X)"
             if isinstance(part, ast.Name) and not (part.id.startswith("@") or part.id in self.atoms
-                                                   or self._private(part)):
+                                                   or self._private(part)) and (
+                    part.id in self.own or gate == "RETURNING(X)"):
                 caught, again = _name(part.id), _name(part.id)
+            elif isinstance(part, ast.Name) and gate == "REFILLED(X)" and not part.id.startswith("@"):
+                # a global or a closure's: caught in a temporary, so that its count is an attribute's
+                temp = self.temp()
+                st.temps.append(temp)
+                caught, again = ast.NamedExpr(ast.Name(temp, ast.Store()), part), _name(temp)
             elif isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name):
                 temp = self.temp()
                 st.temps.append(temp)
@@ -686,7 +724,7 @@ class Marker(ast.NodeTransformer):
                 continue
             site = self._site(_text(part), "return", self.function)
             told = ast.Call(_rt("returned"), [again, ast.Constant(site)], [])
-            wrapped = ast.IfExp(_template("RETURNING(X)", X=caught), told, copy.copy(again))
+            wrapped = ast.IfExp(_template(gate, X=caught), told, copy.copy(again))
             ast.copy_location(wrapped, part)
             ast.fix_missing_locations(wrapped)
             if isinstance(value, ast.Tuple):
@@ -793,7 +831,7 @@ class Marker(ast.NodeTransformer):
         target = targets[0]
         bound = stmt.value
         if isinstance(target, ast.Name) and bound is not None and _bound_value(bound) and not self._made(bound) \
-                and not (self.context_vars and self._context_get(bound)):  # a ContextVar's: _context_gets's
+                and not ((self.context_vars or self.imported) and self._context_get(bound)):  # _context_gets's
             self.given[target.id] = (text, -1)
             self._bound(st, target, bound)
         elif isinstance(target, ast.Name):
@@ -876,6 +914,8 @@ class Marker(ast.NodeTransformer):
         statement (a name runs no code)."""
         if target.id.startswith("@") or self._atom(call):
             return
+        if isinstance(call, ast.Await):
+            call = call.value  # the awaited call: its result is what the name is bound to
         if isinstance(call, ast.IfExp):  # the branch that ran made the value: read from the name, as ever
             site = self._site(target.id, "name", _text(call))
             st.call("bound", _name(target.id), ast.Constant(site), ast.Constant(_text(call)),
@@ -1039,6 +1079,8 @@ def _bound_value(node: ast.expr) -> bool:
     new values (``[p.detach().clone() for p in ...]``, ``[x * 2 for x in xs]``) binds nothing live."""
     if isinstance(node, ast.Call):
         return True
+    if isinstance(node, ast.Await):  # ``rows = await asyncio.gather(...)``: what the awaited call gives
+        return isinstance(node.value, ast.Call)
     if isinstance(node, ast.IfExp):  # ``a = t.numpy() if cpu else t.cpu().numpy()``: either branch's value
         return _bound_value(node.body) or _bound_value(node.orelse)
     if not isinstance(node, (ast.ListComp, ast.SetComp)) or len(node.generators) != 1:
@@ -1127,6 +1169,60 @@ def bound_names(body: list[ast.stmt], names: bool = True) -> set[str]:
     """Every name a scope's own statements bind (a module's: what may shadow a builtin); not
     *names*: those bound by other statements than an assignment, ``for``, ``with`` or ``del``."""
     return _binders(_scope_nodes(body), names)
+
+
+def _receiver_text(node: ast.expr) -> str | None:
+    """``x`` or ``x.a`` (a name, or an attribute of one) that a write's target starts from through
+    subscripts (``x[k][j] = v`` writes into ``x``): its text, else None."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return None
+
+
+def _refilled(nodes: Iterable[ast.AST]) -> frozenset[str]:
+    """What a function writes into in place, as the text of a name or ``name.attr``: an item
+    assigned, augmented or deleted (``row["id"] = i``, ``self.buf[k] += 1``), or an in-place method
+    called on it (``row.clear()``, ``out.append(v)``). Its ``return x`` and ``yield x`` of these are
+    told to the runtime when the value is a dict, list, set or buffer (rule *Who wrote it, for whom*)."""
+    out: set[str] = set()
+    for node in nodes:
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and (_in_place(node.func.attr) or node.func.attr in KEEPS)):
+            text = _receiver_text(node.func.value)
+            if text is not None:
+                out.add(text)
+        for target in targets:
+            if isinstance(target, ast.Subscript):
+                text = _receiver_text(target)
+                if text is not None:
+                    out.add(text)
+    return frozenset(out)
+
+
+def _fresh_yields(nodes: Iterable[ast.AST]) -> set[int]:
+    """The ``yield name`` nodes inside a loop whose body (or target) binds the name again: a new
+    object each turn (``row = {}``), not one the generator refills. Ids of the Yield nodes."""
+    fresh: set[int] = set()
+    for loop in nodes:
+        if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+            continue
+        inner = _scope_nodes(loop.body)
+        bound = _binders(inner) | (_binders(list(ast.walk(loop.target)))
+                                   if isinstance(loop, (ast.For, ast.AsyncFor)) else set())
+        fresh.update(id(n) for n in inner if isinstance(n, ast.Yield) and isinstance(n.value, ast.Name)
+                     and n.value.id in bound)
+    return fresh
 
 
 def _binders(nodes: Iterable[ast.AST], names: bool = True) -> set[str]:
@@ -1480,10 +1576,23 @@ def mark(tree: ast.Module, base: int | None = None) -> ast.Module:
     marker.module_names = frozenset(bound_names(tree.body))
     marker.containers = _imported_containers(tree.body)
     marker.context_vars = _context_vars(tree)
+    marker.imported = _imported_names(tree.body)
     marker.visit(tree)
     if marker.table:
         _register(tree, marker)
     return tree
+
+
+def _imported_names(body: list[ast.stmt]) -> frozenset[str]:
+    """The names a module's own top-level imports bind (``from .context import request``, ``import
+    ctx``): a ContextVar another module made is reached through one of them."""
+    out: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module != "__future__":
+            out.update(a.asname or a.name for a in stmt.names if a.name != "*")
+        elif isinstance(stmt, ast.Import):
+            out.update((a.asname or a.name).partition(".")[0] for a in stmt.names)
+    return frozenset(out)
 
 
 def _context_vars(tree: ast.Module) -> frozenset[str]:

@@ -233,6 +233,10 @@ class _Test:
         # id of an array or tensor a project generator yielded -> (the generator's code id, the
         # write clock at that yield, looks left): a refill before the next yield is then seen.
         self.yields: dict[int, tuple[int, int, int]] = {}
+        # id of such an object its producer refilled and handed out again -> (the return or yield site,
+        # the producer's code id, "return" or "yield", its code and line): a list bound later holding it
+        # twice is judged
+        self.refills: dict[int, tuple[int, int, str, Any, int]] = {}
         # yield name[...] site -> (generator code id, the last view weakly, its bytes' digest or None,
         # the count of references to the memory's owner with no view of it alive)
         self.views: dict[int, tuple[int, Any, bytes | None, int]] = {}
@@ -484,7 +488,7 @@ def generator_loop(iterable: Any, site: int) -> Any:
 # GATE(value, keeper[, watch]) before a call to kept; loop(iterable, site) at every loop's start.
 _gates: Any = gate._compiled if gate.COMPILED else gate  # configured below (_configure_gates)
 GATE, SELF, WATCHING, BUFFER, loop = _gates.keep, _gates.receiver, _gates.watching, _gates.buffer, _gates.loop
-BUFFER_OR_WATCHED, RETURNING = _gates.buffer_or_watched, _gates.returning
+BUFFER_OR_WATCHED, RETURNING, REFILLED = _gates.buffer_or_watched, _gates.returning, _gates.refilled
 
 
 # What may hold a yielded buffer for a consumer: a library's list under construction (list(gen),
@@ -534,6 +538,10 @@ def _handed_again(value: Any, site: int, producer: Any, verb: str) -> None:
     _, epoch, baseline = state
     t.yields[key] = (code, t.epoch, baseline)
     refilled = t.written.get(key, -1) >= epoch and t.writers.get(key) == code
+    if refilled:
+        # One object handed out, refilled, handed out again: a collection a library builds of its
+        # handovers later (gather's results, an executor's map) holds it at each place (_repeated_handovers).
+        t.refills[key] = (site, code, verb, producer.f_code, producer.f_lineno)
     if not refilled or refs - baseline < 2 or site in t.flagged or _ledger is None:
         return
     if verb == "yield" and _marked_loop(producer.f_back):
@@ -550,17 +558,47 @@ def _handed_again(value: Any, site: int, producer: Any, verb: str) -> None:
     if verb == "return" and count < 2:
         return  # one slot holding the latest (``latest["obs"] = env.step(a)``), not a history: not yet
     t.flagged.add(site)
+    _report_refilled(value, site, holder, count, verb, capture(2))
+
+
+def _report_refilled(value: Any, site: int, holder: Any, count: int, verb: str, where: Any,
+                     origin: str = "") -> None:
+    """Report one object its producer refilled between handovers, held *count* times by *holder*;
+    found at *where* (the handover, or the line that bound the collection), let out at *origin* (the
+    handover's line; *where*'s own when not given)."""
     name = _sites[site][0]
     function = _extras.get(site) or "a generator"
     what = _type_name(value).rpartition(".")[2]
-    where = capture(2)
     done = "yielded" if verb == "yield" else "returned"
     change = Change("[*]", "", "", "changed", f"refilled by {function}() after it was {done}, then {done} again")
     _ledger.report("kept", [change], owner=_type_name(value), label=f"a {type(holder).__name__}",
                    check=verb, site=where.site, stack=where.stack, thread=threading.current_thread().name,
-                   hint=f"{verb} a copy: {verb} {name}.copy()", origin=_line(where),
+                   hint=f"{verb} a copy: {verb} {name}.copy()", origin=origin or _line(where),
                    shares=(f"one live {what} {count} times" if count > 1 else f"a live {what}")
                    + f" ({done} by {function}())")
+
+
+_REPEATS_LOOKED = 64  # the items of a bound list looked at for one refilled object at several places
+
+
+def _repeated_handovers(value: list[Any], site: int) -> None:
+    """``rows = await asyncio.gather(...)``, ``rows = list(pool.map(parse, lines))``: a list a library
+    built of the project's handovers holds one object at several places, an object its producer
+    refilled between two of its returns (or yields). Every place shows the last fill: the library's
+    pending work (a task's result, a future) kept the earlier handovers. Rule *Who wrote it, for whom*."""
+    t = _test
+    counts: dict[int, int] = {}
+    for item in value[:_REPEATS_LOOKED]:
+        if id(item) in t.refills:
+            counts[id(item)] = counts.get(id(item), 0) + 1
+    for key, count in counts.items():
+        produced, code, verb, function, line = t.refills[key]
+        if count < 2 or produced in t.flagged or t.writers.get(key) != code:
+            continue  # once per producer; the object at that id is still the one the producer wrote
+        t.flagged.add(produced)
+        item = next(i for i in value if id(i) == key)
+        _report_refilled(item, produced, value, count, verb, capture(2),
+                         f"{function.co_filename}:{line} in {function.co_name}")
 
 
 # -- runtime shallow copies: a task's context ---------------------------------------------
@@ -1049,6 +1087,8 @@ def bound(value: Any, site: int, call: str = "") -> None:
         return
     if _test.contexts and id(value) in _test.contexts:
         _context_read(value, site)
+    if _test.refills and kind is list and _ledger is not None:
+        _repeated_handovers(value, site)
     frame = sys._getframe(1)
     # A module's name is held by its namespace, a test function's by its frame until the test's end
     # check (the call phase's end, before any fixture's teardown). Any other function's local is
