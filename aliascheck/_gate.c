@@ -61,14 +61,17 @@ atoms_or_own(PyObject *const *items, Py_ssize_t n)
     return 1;
 }
 
+/* A dict's values, or a set's items: each an atom or an object of the project's own type (as a
+ * list's, atoms_or_own). 1, 0, or -1 on an error. */
 static int
 dict_of_atoms(PyObject *dict)
 {
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     while (PyDict_Next(dict, &pos, &key, &value)) {
-        if (!is_atom(Py_TYPE(value))) {
-            return 0;
+        int r = atoms_or_own(&value, 1);
+        if (r <= 0) {
+            return r;
         }
     }
     return 1;
@@ -84,8 +87,8 @@ set_of_atoms(PyObject *set)
         return -1;
     }
     int all = 1;
-    while (all && (item = PyIter_Next(it)) != NULL) {
-        all = is_atom(Py_TYPE(item));
+    while (all > 0 && (item = PyIter_Next(it)) != NULL) {
+        all = atoms_or_own(&item, 1);
         Py_DECREF(item);
     }
     Py_DECREF(it);
@@ -400,6 +403,33 @@ bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_TRUE;
 }
 
+/* What owner.name finds without running anything of the program's (gate.py's _entry): a module's dict
+ * entry, or the first entry along a class's MRO (a classmethod's or staticmethod's function). New
+ * reference, or NULL (with no error: none, or not a module or a class). */
+static PyObject *
+entry(PyObject *owner, PyObject *name)
+{
+    if (!PyUnicode_CheckExact(name)) {
+        return NULL;
+    }
+    if (PyModule_CheckExact(owner)) {
+        PyObject *dict = PyModule_GetDict(owner);  /* borrowed */
+        PyObject *found = dict == NULL ? NULL : PyDict_GetItemWithError(dict, name);
+        return Py_XNewRef(found);
+    }
+    if (!PyType_Check(owner)) {
+        return NULL;
+    }
+    PyObject *found = _PyType_Lookup((PyTypeObject *)owner, name);  /* borrowed: the MRO's dicts only */
+    if (found == NULL) {
+        return NULL;
+    }
+    if (Py_IS_TYPE(found, &PyClassMethod_Type) || Py_IS_TYPE(found, &PyStaticMethod_Type)) {
+        return PyObject_GetAttrString(found, "__func__");
+    }
+    return Py_NewRef(found);
+}
+
 static PyObject *
 passes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -421,6 +451,23 @@ passes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *ref = PyDict_GetItemWithError(quiet, args[0]);  /* borrowed */
     if (ref == NULL) {
         return PyErr_Occurred() ? NULL : Py_NewRef(Py_True);
+    }
+    if (PyTuple_CheckExact(ref) && PyTuple_GET_SIZE(ref) == 3) {  /* owner.name(...): (owner, name, function) */
+        PyObject *owner = PyTuple_GET_ITEM(ref, 0), *function = PyTuple_GET_ITEM(ref, 2);
+        if (!PyWeakref_CheckRefExact(owner) || !PyWeakref_CheckRefExact(function)
+                || PyWeakref_GET_OBJECT(owner) != args[1]) {
+            Py_RETURN_TRUE;
+        }
+        PyObject *found = entry(args[1], PyTuple_GET_ITEM(ref, 1));  /* new or NULL */
+        if (found == NULL) {
+            if (PyErr_Occurred()) {
+                return NULL;
+            }
+            Py_RETURN_TRUE;
+        }
+        int same = found == PyWeakref_GET_OBJECT(function);
+        Py_DECREF(found);
+        return PyBool_FromLong(!same);
     }
     if (!PyWeakref_CheckRefExact(ref)) {
         Py_RETURN_TRUE;
@@ -570,7 +617,7 @@ configure(PyObject *module, PyObject *args)
  * as keys. */
 static PyObject *flat_table = NULL, *received_table = NULL, *sends_table = NULL;
 static PyObject *pickled_flat_table = NULL, *pickled_table = NULL, *pending_flat_table = NULL, *by_serial = NULL;
-static PyObject *fed_ids = NULL, *synced_ids = NULL, *str_ident = NULL;
+static PyObject *fed_ids = NULL, *synced_ids = NULL;
 static PyObject *str_unchanged = NULL;
 
 static PyObject *
@@ -859,8 +906,9 @@ flat_unchanged(PyObject *entry)
     return (PyDict_CheckExact(flat) || PyList_CheckExact(flat)) && same_flat(flat, PyTuple_GET_ITEM(entry, 0));
 }
 
-/* flat_fed(entry): the feeder pickled a flat message. True: unchanged (fed, counted, and back on its
- * sender's list if a receive looked at it already); False: changed; None: no longer recorded. */
+/* flat_fed(entry): the feeder pickled a flat message. True: unchanged (fed and counted; dropped, the
+ * receiver's now, if a receive of its sender's looked at it already); False: changed; None: no longer
+ * recorded. */
 static PyObject *
 flat_fed(PyObject *module, PyObject *entry)
 {
@@ -877,15 +925,15 @@ flat_fed(PyObject *module, PyObject *entry)
         Py_RETURN_FALSE;
     }
     Py_INCREF(sends);
-    int ok = PySet_Add(fed_ids, key) == 0;
-    int synced = ok ? PySet_Contains(synced_ids, key) : -1;
-    Py_DECREF(key);
-    if (synced > 0) {  /* its sender's next receive hands it over */
-        PyObject *ident = PyObject_GetAttr(sends, str_ident);
-        synced = ident == NULL ? -1 : pending_append(entry, ident);
-        Py_XDECREF(ident);
+    int synced = PySet_Contains(synced_ids, key);
+    if (synced > 0) {  /* synced, then pickled as sent: the receiver has it, nothing is left to judge */
+        synced = PyDict_DelItem(pickled_flat_table, key) == 0 && PySet_Discard(synced_ids, key) >= 0 ? 1 : -1;
     }
-    ok = synced >= 0 && count_unchanged(sends) == 0;
+    else if (synced == 0) {
+        synced = PySet_Add(fed_ids, key) == 0 ? 0 : -1;
+    }
+    Py_DECREF(key);
+    int ok = synced >= 0 && count_unchanged(sends) == 0;
     Py_DECREF(sends);
     return ok ? Py_NewRef(Py_True) : NULL;
 }
@@ -1058,8 +1106,7 @@ PyInit__gate(void)
 {
     one = PyLong_FromLong(1);
     str_unchanged = PyUnicode_InternFromString("unchanged");
-    str_ident = PyUnicode_InternFromString("ident");
-    if (one == NULL || str_unchanged == NULL || str_ident == NULL) {
+    if (one == NULL || str_unchanged == NULL) {
         return NULL;
     }
     return PyModule_Create(&module);

@@ -85,16 +85,8 @@ def _hashed_as_type(kind: type) -> bool:
     return meta is type or meta.__hash__ is type.__hash__
 
 
-def _atoms(items: Any) -> bool:
-    ids = _ATOM_IDS
-    for kind in map(type, items):
-        if id(kind) not in ids:
-            return False
-    return True
-
-
 def _atoms_or_own(items: Any) -> bool:
-    """:func:`_atoms`, where an object of the project's own type (``OWN``) counts as one too."""
+    """Every item an atom, or an object of the project's own type (``OWN``)."""
     ids = _ATOM_IDS
     for kind in map(type, items):
         if id(kind) not in ids and not (_OWN and _hashed_as_type(kind) and kind in _OWN):
@@ -122,8 +114,7 @@ def keep(value: Any, keeper: Any, watch: bool = True, loop_site: int | None = No
     # besides the marked code's own name or temporary (the compiled gate counts 3 for the same case).
     if (id(kind) in _ATOM_IDS or (kind is tuple and _atoms_or_own(value)) or (
             (kind is list or kind is dict or kind is set) and _getrefcount(value) <= 4 and len(value) <= _WIDTH
-            and not _buffer_keeper(keeper) and (_atoms_or_own(value) if kind is list
-                                                else _atoms(value.values() if kind is dict else value)))
+            and not _buffer_keeper(keeper) and _atoms_or_own(value.values() if kind is dict else value))
             or (_OWN and _hashed_as_type(kind) and kind in _OWN)):
         return watch and bool(_WATCHED) and id(keeper) in _WATCHED
     return True
@@ -204,7 +195,23 @@ def passes(site: int, callee: Any, *names: Any) -> bool:
     if callee is None:
         return True
     ref = _QUIET.get(site)
+    if type(ref) is tuple:  # ``owner.name(...)``: the owner's entry for the name, read as type() reads it
+        owner, name, function = ref
+        return owner() is not callee or _entry(callee, name) is not function()
     return type(ref) is not weakref.ReferenceType or ref() is not callee
+
+
+def _entry(owner: Any, name: str) -> Any:
+    """What ``owner.name`` finds without running anything of the program's: a module's dict entry, or
+    the first entry along a class's MRO (a classmethod's or staticmethod's function); else None."""
+    if type(owner) is types.ModuleType:
+        return vars(owner).get(name)
+    if issubclass(type(owner), type):  # not isinstance: an object's ``__class__`` is not asked
+        for base in type.__dict__["__mro__"].__get__(owner):
+            found = type.__dict__["__dict__"].__get__(base).get(name)
+            if found is not None:
+                return found.__func__ if type(found) in (classmethod, staticmethod) else found
+    return None
 
 
 def pended(site: int) -> bool:

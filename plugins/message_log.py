@@ -326,9 +326,9 @@ def _as_record(entry: _Flat | None, synced: bool = False) -> Record | None:
 
 def _flat_fed_here(entry: _Flat) -> bool | None:
     """The feeder pickled a flat message: True when unchanged since the send (the very keys and values,
-    looked at under the GIL after the pickle: fed, counted, and back on its sender's list if a receive
-    looked at it already), False when changed, None when no longer recorded. The reference of the
-    compiled gate's ``flat_fed``."""
+    looked at under the GIL after the pickle: fed and counted; the receiver's now, dropped, if a
+    receive of its sender's looked at it already), False when changed, None when no longer recorded.
+    The reference of the compiled gate's ``flat_fed``."""
     item, flat, serial = entry
     sends = _by_serial.get(serial)
     key = id(item)
@@ -337,9 +337,11 @@ def _flat_fed_here(entry: _Flat) -> bool | None:
             return None
         if not _same(flat, item):
             return False
-        _fed_ids.add(key)
-        if key in _synced_ids:  # its sender's next receive hands it over
-            _pending_flat.setdefault(sends.ident, []).append(entry)
+        if key in _synced_ids:  # synced, then pickled as sent: the receiver has it, nothing is left to judge
+            del _pickled_flat[key]
+            _synced_ids.discard(key)
+        else:
+            _fed_ids.add(key)
     next(sends.unchanged)
     return True
 
@@ -371,13 +373,12 @@ def _flat_synced_here(mine: list[_Flat]) -> list[_Flat]:
 
 
 def _fed_flat(entry: _Flat, data: Any) -> None:
-    """The feeder pickled a flat message as *data*: unchanged is a check, changed is judged as a Record
-    by :func:`_fed`. Never raises."""
+    """The feeder pickled a flat message as *data*, and :data:`_flat_fed` (asked by the feeder's
+    pickler, unchanged counted there) found it changed: judged as a Record by :func:`_fed`. Never raises."""
     try:
-        if _flat_fed(entry) is False:
-            rec = _as_record(entry)
-            if rec is not None:
-                _fed(rec, data)
+        rec = _as_record(entry)
+        if rec is not None:
+            _fed(rec, data)
     except Exception as exc:  # pragma: no cover - aliascheck's own bug must not break the feeder
         led = _ledger.current
         if led is not None:
@@ -671,9 +672,14 @@ def _synchronized() -> None:
     Never raises.
     """
     try:
+        me = threading.get_ident()
+        # Nothing handed over to this thread (the common receive): no lock. A feed adding to its lists
+        # meanwhile is handed over at the next receive, as one a moment later would be.
+        if me not in _pending and me not in _pending_flat:
+            return
         with _lock:
-            mine = _pending.pop(threading.get_ident(), None)
-            flat = _pending_flat.pop(threading.get_ident(), None)
+            mine = _pending.pop(me, None)
+            flat = _pending_flat.pop(me, None)
         if flat:
             _synchronized_flat(flat)
         if not mine:

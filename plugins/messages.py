@@ -77,6 +77,7 @@ from aliascheck.plugins.message_log import (
     _fed,
     _fed_flat,
     _flat,
+    _flat_fed,
     _flat_taken,
     _judge_buffer,
     _lock,
@@ -254,7 +255,8 @@ def _feeding(original: Any) -> Any:
         def dumps(cls, obj: Any, protocol: Any = None) -> Any:
             if _pickled_flat and (entry := _pickled_flat.get(id(obj))) is not None and entry[0] is obj:
                 data = original.dumps(obj, protocol)  # flat: pickling it runs nothing of the program's
-                _fed_flat(entry, data if protocol is None else None)
+                if _flat_fed(entry) is False:  # unchanged: counted in C; changed: judged as a Record
+                    _fed_flat(entry, data if protocol is None else None)
                 return data
             if not _pickled:
                 return original.dumps(obj, protocol)

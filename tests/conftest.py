@@ -1,6 +1,17 @@
+import contextlib
+
 import pytest
 
 pytest_plugins = "pytester"
+
+# Loaded once, before any in-process pytester run: a run that imports them first unloads them after,
+# and torch's dynamo (which the torch adapter's compile polyfills import) registers an operator
+# library that cannot be registered twice, nor numpy loaded twice: a later run's import would fail,
+# depending on which tests a worker happened to run first.
+with contextlib.suppress(ImportError):
+    import numpy  # noqa: F401
+with contextlib.suppress(ImportError):
+    import torch._dynamo  # noqa: F401
 
 # Fixture packages (tests/data/sweep_pkg holds a test module the sweep must skip) are data, not tests.
 collect_ignore = ["data"]

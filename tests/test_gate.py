@@ -354,6 +354,49 @@ def test_the_call_gates_answer_alike(both: tuple[_State, _State]) -> None:
     )
 
 
+def test_passes_knows_an_owners_method_that_kept_nothing(both: tuple[_State, _State]) -> None:
+    """``Node.make(x)`` (a class's classmethod or function) and ``mod.make(x)`` (a module's): once the
+    runtime found the owner's entry kept nothing at a site, the gate skips the call while the owner is
+    the same and its entry is still that function, read along the MRO or from the module's dict (no
+    descriptor, no ``__getattr__`` run). Rebound, it asks again; another owner asks."""
+    import types
+    import weakref
+
+    class Node:
+        @classmethod
+        def make(cls, x: Any) -> None:
+            pass
+
+    class Leaf(Node):
+        pass
+
+    module = types.ModuleType("made")
+
+    def build(x: Any) -> None:
+        pass
+
+    module.build = build  # type: ignore[attr-defined]
+    answers = []
+    for state in both:
+        impl = state.impl
+        quiet: dict[int, Any] = {
+            7: (weakref.ref(Node), "make", weakref.ref(Node.__dict__["make"].__func__)),
+            8: (weakref.ref(Leaf), "make", weakref.ref(Node.__dict__["make"].__func__)),
+            9: (weakref.ref(module), "build", weakref.ref(build)),
+        }
+        impl.configure_calls(set(), set(), quiet, {})
+        before = (impl.passes(7, Node, []), impl.passes(8, Leaf, []), impl.passes(9, module, []),
+                  impl.passes(7, Leaf, []), impl.passes(8, Node, []))
+        original = Node.__dict__["make"]
+        Node.make = classmethod(lambda cls, x: None)  # type: ignore[method-assign, assignment]
+        module.build = lambda x: None  # type: ignore[attr-defined]
+        after = (impl.passes(7, Node, []), impl.passes(8, Leaf, []), impl.passes(9, module, []))
+        Node.make = original  # type: ignore[method-assign]
+        module.build = build  # type: ignore[attr-defined]
+        answers.append((before, after))
+    assert answers[0] == answers[1] == ((False, False, False, True, True), (True, True, True))
+
+
 def test_returning_asks_only_about_an_array_something_else_holds(both: tuple[_State, _State]) -> None:
     """``return y`` of a new array (only the function's name refers to it) is never handed to the
     runtime; one an attribute or a collection also holds (``return self.obs``) is. Asked as the

@@ -119,6 +119,10 @@ SHAPES: tuple[Shape, ...] = (
           ("loop", "wrote", "yielded"), "one container the generator refills, yielded again: collected twice"),
     Shape("async def f(g):\n    rows = await g()", ("bound",), "an awaited call's result bound (gather's list)"),
     Shape("def f(r):\n    return lambda v: r.append(v)", ("through",), "a keep in a hook"),
+    Shape("class C:\n    def f(self):\n        return self", ("made_class",),
+          "nothing for ``return self`` in a class of no base but object: never an array"),
+    Shape("class C(Base):\n    def f(self):\n        return self", ("made_class", "returned"),
+          "a class with another base may be an array's: its ``return self`` is asked about"),
     Shape("def f(p=[]):\n    return p", ("default_returned",), "a mutable default returned again, refilled"),
     Shape("class C:\n    def __init__(self, p=[]):\n        self.a = p", ("default_kept", "kept", "made_class"),
           "a mutable default kept by a second object"),
@@ -347,6 +351,8 @@ class Marker(ast.NodeTransformer):
         self.returning = False  # in a plain function, whose returns of a buffer are looked at
         self.refilled: frozenset[str] = frozenset()  # what the function writes into in place (_refilled)
         self.parameters: frozenset[str] = frozenset()  # the function's parameters' names
+        self.plain_class = False  # in a class of no base but object (visit_ClassDef)
+        self.plain_self = ""  # a method's first parameter there: ``return self`` hands out no buffer
         self.fresh_yields: set[int] = set()  # its ``yield name`` nodes of a name its loop binds anew
         self.atoms: frozenset[str] = frozenset()  # the function's names that only ever hold atoms
         self.shadowed: frozenset[str] = frozenset()  # the names the module and the function bind
@@ -407,7 +413,9 @@ class Marker(ast.NodeTransformer):
         saved_returning, self.returning = self.returning, (
             node.name not in STATE_NAMES | LOAD_NAMES
             and not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes))
-        saved_refilled = self.refilled, self.fresh_yields, self.parameters
+        saved_refilled = self.refilled, self.fresh_yields, self.parameters, self.plain_self
+        params = [*signature.posonlyargs, *signature.args]
+        self.plain_self = params[0].arg if method and self.plain_class and params and params[0].arg not in own else ""
         self.refilled, self.fresh_yields = _refilled(nodes), _fresh_yields(nodes)
         self.parameters = frozenset(a.arg for a in (*signature.posonlyargs, *signature.args, *signature.kwonlyargs,
                                                     signature.vararg, signature.kwarg) if a is not None)
@@ -424,16 +432,20 @@ class Marker(ast.NodeTransformer):
             self.private, self.closed, self.function = saved_private, saved_closed, saved_function
             self.returning, self.containers = saved_returning, saved_containers
             self.own, self.mutable_defaults = saved_own, saved_defaults
-            self.refilled, self.fresh_yields, self.parameters = saved_refilled
+            self.refilled, self.fresh_yields, self.parameters, self.plain_self = saved_refilled
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
         saved, self.scope = self.scope, "class"
+        # A class of no base but object: its instances are never arrays nor containers (its methods'
+        # ``return self`` asks nothing; a metaclass keyword may make anything: then as any class).
+        saved_plain, self.plain_class = self.plain_class, not node.keywords and all(
+            isinstance(b, ast.Name) and b.id == "object" and "object" not in self.module_names for b in node.bases)
         try:
             self.generic_visit(node)
         finally:
-            self.scope = saved
+            self.scope, self.plain_class = saved, saved_plain
         if any(isinstance(s, ast.FunctionDef) and s.name in STATE_NAMES | LOAD_NAMES for s in node.body):
             for stmt in node.body:
                 if isinstance(stmt, ast.FunctionDef):
@@ -703,6 +715,8 @@ class Marker(ast.NodeTransformer):
         parts = value.elts if isinstance(value, ast.Tuple) else [value]
         for i, part in enumerate(parts):
             caught: ast.expr
+            if isinstance(part, ast.Name) and part.id == self.plain_self:
+                continue  # the instance of a class of no base but object: never an array nor a container
             text = _receiver_text(part) if isinstance(part, (ast.Name, ast.Attribute)) else None
             # What the function writes into and keeps past the call (an attribute, a global, a closure's,
             # a local bound to one): not a parameter, which the caller owns and passes again or not.
@@ -1006,8 +1020,10 @@ class Marker(ast.NodeTransformer):
             stmt.value, result = st.catch(stmt.value)  # type: ignore[arg-type]
         args = ast.Tuple([ast.Tuple([_name(n) for n in names], ast.Load()) for _, names in calls], ast.Load())
         # Only a name whose type the runtime may look at (types it never does are learnt as met).
-        # And, for one call of a plain name, not while that callee is the one that kept nothing here.
-        quiet = _clone(callees.elts[0]) if len(calls) == 1 and isinstance(callees.elts[0], ast.Name) \
+        # And, for one call of a plain name (or of ``owner.name``: the owner, a class or a module), not
+        # while that callee is the one that kept nothing here.
+        one = callees.elts[0] if len(calls) == 1 else None
+        quiet = _clone(one) if isinstance(one, ast.Name) else _clone(one.elts[0]) if isinstance(one, ast.Tuple) \
             else ast.Constant(None)
         # The answer is kept in a temporary: when nothing was looked at before, nothing is asked after.
         flag = self.temp()

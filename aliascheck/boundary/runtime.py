@@ -1974,12 +1974,19 @@ def before(site: int, argsets: tuple[tuple[Any, ...], ...], callees: tuple[Any, 
     are known and none is a library's, nothing can be handed out."""
     if not _on or guard.busy():
         return
+    given = callees
     if callees and not _test.handed:
         callees = tuple(map(_resolved, callees))
     if callees and not _test.handed and None not in callees and not any(map(_library, callees)):
         _counts.pop(site, None)
         if len(callees) == 1 and _weak(type(callees[0])):
-            QUIET[site] = weakref.ref(callees[0])  # the marked code skips this call while it is the callee
+            # The marked code skips this call while it is the callee: a plain name's value, or for
+            # ``owner.name(...)`` (a class's or a module's), while the owner's entry is still this one.
+            one = given[0]
+            if type(one) is not tuple:
+                QUIET[site] = weakref.ref(callees[0])
+            elif _weak(type(one[0])):
+                QUIET[site] = (weakref.ref(one[0]), one[1], weakref.ref(callees[0]))
         return
     parts = _handed_parts(argsets)
     if not parts:
