@@ -141,7 +141,7 @@ class Discovery:
         self.roots = tuple(os.path.join(os.path.abspath(r), "") for r in roots)
         self.watched: weakref.WeakKeyDictionary[type, Callable[[], None]] = weakref.WeakKeyDictionary()
         self._files: dict[str, bool] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # reentrant: a child's SIGTERM check may interrupt its holder
         self._undo: Callable[[], None] | None = None
 
     def start(self, marked: bool = False) -> None:

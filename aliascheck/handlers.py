@@ -31,7 +31,7 @@ Handler = Callable[[Any], Any]
 
 _registry: dict[type, Handler] = {}
 _cache: dict[type, Handler | None] = {mutability.Seed: None}  # seeded: tracked by gc from the start
-_lock = threading.Lock()
+_lock = threading.RLock()  # reentrant: a child's SIGTERM check may interrupt its holder (processes)
 
 
 def register_handler(cls: type, handler: Handler | None = None) -> Any:

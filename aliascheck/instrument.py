@@ -23,7 +23,7 @@ import aliascheck.ledger as _ledger
 
 _tls = threading.local()
 _patches: dict[tuple[Any, str], list[Any]] = {}  # (cls, name) -> [count, original]
-_lock = threading.Lock()
+_lock = threading.RLock()  # reentrant: a child's SIGTERM check may interrupt its holder (processes)
 
 
 def patch(cls: type | ModuleType, name: str, make: Callable[[Any], Any]) -> Callable[[], None]:

@@ -138,7 +138,11 @@ def begin(session: Recording, directory: str, test: str | None) -> bool:
 def _on_terminate() -> None:
     """A child ended by SIGTERM (``Pool.terminate()``, which leaving ``with Pool(...)`` does)
     runs its teardown check first, then dies of the signal as it would have. Only where
-    SIGTERM still has its default action: a handler of the user's own is left alone."""
+    SIGTERM still has its default action: a handler of the user's own is left alone.
+
+    The handler runs in the main thread between two of its instructions, maybe inside a section of
+    aliascheck's that holds a lock the check takes again: aliascheck's locks are reentrant, so the
+    check goes on (a plain lock left a Pool worker waiting forever, and ``terminate()`` joining it)."""
     import signal
 
     def finish_then_die(signum: int, frame: Any) -> None:

@@ -62,6 +62,10 @@ SUITES = {s.name: s for s in [
     Suite("tomlkit", "0.15.2", ("tests",)),
     Suite("intervaltree", "3.2.1", (".",)),
     Suite("pyparsing", "3.3.3", ("tests", "examples/tiny/tests"), needs=("railroad-diagrams", "jinja2", "matplotlib")),
+    # async code, and a suite run under coverage (its own addopts: --cov aiostream)
+    Suite("sqlparse", "0.6.1", ("tests",)),
+    Suite("asyncstdlib", "3.14.0", ("unittests",)),
+    Suite("aiostream", "0.8.1", ("tests",), needs=("pytest-asyncio", "pytest-cov")),
 ]}
 CONFIGS = {"pytest.ini": "", "pyproject.toml": "[tool.pytest.ini_options]", "tox.ini": "[pytest]",
            "setup.cfg": "[tool:pytest]"}  # pytest's own order

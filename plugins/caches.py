@@ -122,7 +122,7 @@ class _Table:
 
 
 _tables: weakref.WeakKeyDictionary[Any, _Table] = weakref.WeakKeyDictionary()
-_tables_lock = threading.Lock()
+_tables_lock = threading.RLock()  # reentrant: see message_log._lock
 _last: tuple[Any, _Table | None] = (None, None)  # the last ledger asked for and its table: one read per hit
 
 
@@ -153,7 +153,7 @@ class _Cache:
         self.owner = f"{self.name} ({kind})"
         self.origin = _where(fn)
         self.judged: dict[int, None] = {}  # ids of judged values, oldest first
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # reentrant: see message_log._lock
 
     def stored(self, value: Any) -> None:
         """The cache just made *value*: a result is judged, a store is not."""

@@ -55,7 +55,7 @@ _CLOUDPICKLE_FRAMES = ("cloudpickle" + os.sep, os.path.dirname(os.path.abspath(_
 
 _skeletons: weakref.WeakSet[type] = weakref.WeakSet()  # built by a load, not yet populated
 _pickled_at: weakref.WeakKeyDictionary[type, tuple[str | None, str]] = weakref.WeakKeyDictionary()
-_lock = threading.Lock()
+_lock = threading.RLock()  # reentrant: see message_log._lock
 # Installs nest (pytester runs pytest in pytest); the innermost session's allow-list applies.
 _allowed: list[tuple[str, ...]] = []
 

@@ -86,7 +86,9 @@ _buffers: dict[int, Record] = {}
 # Pickled messages by the thread that sent them, for that thread's next receive: a list each, so
 # a receive looks at its own thread's messages, never at every message pending.
 _pending: dict[int, list[Record]] = {}
-_lock = threading.Lock()
+# Reentrant: a child's SIGTERM handler runs its teardown check in the thread it interrupted, which
+# may be inside a section holding it (processes._on_terminate); a plain lock would wait forever.
+_lock = threading.RLock()
 # What was recorded and checked, per ledger, added to its counters at teardown: the ledger's own
 # note_handover()/note_checked() take its lock, too dear per message. next() on a count is atomic.
 _handed: dict[tuple[int, str], Any] = {}  # (id(ledger), owner) -> itertools.count

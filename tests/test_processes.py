@@ -558,3 +558,21 @@ def _capped():
 
 def test_the_forward_look_gives_up_past_its_cap_and_the_walk_back_answers():
     assert _alone(_capped) == (False, None, None, False)
+
+
+def test_the_locks_a_sigterm_check_takes_can_be_taken_again_by_the_thread_it_interrupted() -> None:
+    """A recording child's SIGTERM handler runs the teardown check in the main thread, between two of
+    its instructions, maybe inside a section that holds one of aliascheck's locks (a message's
+    receive): each lock the check may take is taken again by that thread at once. With a plain lock
+    the worker waited forever and ``Pool.terminate()`` joined it until the test's timeout."""
+    from aliascheck.plugins import caches, message_log
+    from aliascheck.plugins import cloudpickle as cloudpickle_adapter
+
+    import aliascheck.handlers as handlers
+    import aliascheck.instrument as instrument
+
+    for lock in (message_log._lock, caches._tables_lock, cloudpickle_adapter._lock, handlers._lock, instrument._lock):
+        with lock:
+            again = lock.acquire(blocking=False)
+            assert again, lock
+            lock.release()
