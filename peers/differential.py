@@ -64,7 +64,7 @@ SUITES = {s.name: s for s in [
     Suite("pyparsing", "3.3.3", ("tests", "examples/tiny/tests"), needs=("railroad-diagrams", "jinja2", "matplotlib")),
     # async code, and a suite run under coverage (its own addopts: --cov aiostream)
     Suite("sqlparse", "0.6.1", ("tests",)),
-    Suite("asyncstdlib", "3.14.0", ("unittests",)),
+    Suite("asyncstdlib", "3.14.0", ("unittests",), needs=("typing_extensions",)),
     Suite("aiostream", "0.8.1", ("tests",), needs=("pytest-asyncio", "pytest-cov")),
 ]}
 CONFIGS = {"pytest.ini": "", "pyproject.toml": "[tool.pytest.ini_options]", "tox.ini": "[pytest]",
