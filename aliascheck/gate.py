@@ -201,14 +201,18 @@ def passes(site: int, callee: Any, *names: Any) -> bool:
     return type(ref) is not weakref.ReferenceType or ref() is not callee
 
 
+_MRO = type.__dict__["__mro__"].__get__  # read as type itself reads them: no metaclass's code runs
+_CLASS_DICT = type.__dict__["__dict__"].__get__
+
+
 def _entry(owner: Any, name: str) -> Any:
     """What ``owner.name`` finds without running anything of the program's: a module's dict entry, or
     the first entry along a class's MRO (a classmethod's or staticmethod's function); else None."""
     if type(owner) is types.ModuleType:
         return vars(owner).get(name)
     if issubclass(type(owner), type):  # not isinstance: an object's ``__class__`` is not asked
-        for base in type.__dict__["__mro__"].__get__(owner):
-            found = type.__dict__["__dict__"].__get__(base).get(name)
+        for base in _MRO(owner):
+            found = _CLASS_DICT(base).get(name)
             if found is not None:
                 return found.__func__ if type(found) in (classmethod, staticmethod) else found
     return None

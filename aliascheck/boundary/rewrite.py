@@ -394,10 +394,10 @@ class Marker(ast.NodeTransformer):
         saved_atoms, self.atoms = self.atoms, atom_names(node, self.module_names, nodes, everything)
         own = _binders(nodes)
         signature = node.args
-        saved_own, self.own = self.own, frozenset(own) | {a.arg for a in (
-            *signature.posonlyargs, *signature.args, *signature.kwonlyargs, signature.vararg, signature.kwarg)
-            if a is not None}
         positional = [*signature.posonlyargs, *signature.args]
+        parameters = frozenset(a.arg for a in (*positional, *signature.kwonlyargs, signature.vararg, signature.kwarg)
+                               if a is not None)
+        saved_own, self.own = self.own, frozenset(own) | parameters
         defaulted = [*zip(positional[len(positional) - len(signature.defaults):], signature.defaults, strict=True),
                      *((a, d) for a, d in zip(signature.kwonlyargs, signature.kw_defaults, strict=True)
                        if d is not None)]
@@ -410,21 +410,17 @@ class Marker(ast.NodeTransformer):
         saved_closed, self.closed = self.closed, _closed_names(everything, nodes)
         # A plain function's returns of an array or tensor are told to the runtime (_return); not a
         # generator's (a yield is), nor a state method's (the handover model's).
-        saved_returning, self.returning = self.returning, (
-            node.name not in STATE_NAMES | LOAD_NAMES
-            and not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes))
+        generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes)
+        saved_returning, self.returning = self.returning, node.name not in STATE_NAMES | LOAD_NAMES and not generator
         saved_refilled = self.refilled, self.fresh_yields, self.parameters, self.plain_self
-        params = [*signature.posonlyargs, *signature.args]
-        self.plain_self = params[0].arg if method and self.plain_class and params and params[0].arg not in own else ""
-        self.refilled, self.fresh_yields = _refilled(nodes), _fresh_yields(nodes)
-        self.parameters = frozenset(a.arg for a in (*signature.posonlyargs, *signature.args, *signature.kwonlyargs,
-                                                    signature.vararg, signature.kwarg) if a is not None)
-        args = node.args
-        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        self.plain_self = (positional[0].arg if method and self.plain_class and positional
+                           and positional[0].arg not in own else "")
+        self.refilled, self.parameters = _refilled(nodes), parameters
+        self.fresh_yields = _fresh_yields(nodes) if generator else set()
+        for arg in (*positional, *signature.kwonlyargs):
             self.given[arg.arg] = ("", -2)  # a parameter: the caller decides where it came from
-        params = [*args.posonlyargs, *args.args]
-        if method and params:  # a project class's own instance: what it holds is the project's
-            self.given[params[0].arg] = ("", MADE)
+        if method and positional:  # a project class's own instance: what it holds is the project's
+            self.given[positional[0].arg] = ("", MADE)
         try:
             return self.generic_visit(node)
         finally:

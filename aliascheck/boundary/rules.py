@@ -121,11 +121,18 @@ def materialised(root: Any, change: Change) -> bool:
     owner = at_path(root, match.group(1))
     if owner is None:
         return False
-    for klass in type(owner).__mro__:
-        found = klass.__dict__.get(match.group(2))
+    for klass in MRO(type(owner)):  # read as type itself reads them: no metaclass's code runs
+        found = CLASS_DICT(klass).get(match.group(2))
         if found is not None:
-            return hasattr(type(found), "__get__") and not hasattr(type(found), "__set__")
+            kind = type(found)
+            return any("__get__" in CLASS_DICT(k) for k in MRO(kind)) and not any(
+                "__set__" in CLASS_DICT(k) for k in MRO(kind))
     return False
+
+
+# A class's MRO and own dict, read as type itself reads them: a metaclass's override is not run.
+MRO = type.__dict__["__mro__"].__get__
+CLASS_DICT = type.__dict__["__dict__"].__get__
 
 
 def setting(obj: Any) -> bool:

@@ -2020,8 +2020,7 @@ def _resolved(callee: Any) -> Any:
     return None  # an instance's method: its own attributes may shadow the class's (unknown)
 
 
-_MRO = type.__dict__["__mro__"].__get__  # read as type itself reads them: a metaclass's override is not run
-_CLASS_DICT = type.__dict__["__dict__"].__get__
+_MRO, _CLASS_DICT = rules.MRO, rules.CLASS_DICT  # read as type itself reads them
 
 
 def _refcounts(parts: list[tuple[int, int, str, Any]]) -> list[int]:
