@@ -490,6 +490,42 @@ VIEWS = """
             sample -= 1.0
         assert len(dataset) == 4
 
+    def test_tensors_of_one_refilled_array_bound_first():
+        buf = np.zeros(3, dtype=np.float32)
+        items = []
+        for i in range(3):
+            buf[:] = i
+            t = torch.as_tensor(buf)
+            items.append(t)
+        assert len(items) == 3
+
+    def test_tensors_of_one_refilled_array_cloned():
+        buf = np.zeros(3, dtype=np.float32)
+        items = []
+        for i in range(3):
+            buf[:] = i
+            t = torch.as_tensor(buf).clone()
+            items.append(t)
+        assert [float(t[0]) for t in items] == [0.0, 1.0, 2.0]
+
+    def test_tensors_of_distinct_arrays():
+        bufs = [np.zeros(3, dtype=np.float32) for _ in range(3)]
+        items = []
+        for i in range(3):
+            bufs[i][:] = i
+            t = torch.as_tensor(bufs[i])
+            items.append(t)
+        assert [float(t[0]) for t in items] == [0.0, 1.0, 2.0]
+
+    def test_tensor_of_a_refilled_array_in_one_slot():
+        buf = np.zeros(3, dtype=np.float32)
+        latest = [None]
+        for i in range(3):
+            buf[:] = i
+            t = torch.as_tensor(buf)
+            latest[0] = t
+        assert float(latest[0][0]) == 2.0
+
     def test_dataset_item_changed_out_of_place():
         features = torch.randn(4, 2)
         dataset = torch.utils.data.TensorDataset(features)
@@ -503,13 +539,14 @@ VIEWS = """
 def test_views_kept(pytester: pytest.Pytester) -> None:
     result = run(pytester, VIEWS)
     assert flagged(result) == {"test_weight_baseline_is_a_view", "test_frombuffer_records_of_a_reused_buffer",
-                               "test_dataset_item_changed_in_place"}
+                               "test_dataset_item_changed_in_place", "test_tensors_of_one_refilled_array_bound_first"}
     result.stdout.fnmatch_lines([
         "*w0 holds a live ndarray (handed out by model.weight.detach().numpy()), changed after it was kept: w0: "
         "array bytes changed*",
         "*keep a copy: w0 = model.weight.detach().numpy().copy()",
         "*records holds 4 ndarrays over one live memory (handed out by np.frombuffer(buf, dtype=np.uint8))*",
         "*torch.utils.data.dataset.TensorDataset kept features; the project changed it at test_user.py:*",
+        "*items holds 3 Tensors over one live memory (handed out by torch.as_tensor(buf)), changed after it was kept*",
     ], consecutive=False)
 
 
@@ -602,15 +639,6 @@ PRECISION = """
             rows.append(row)
             row.append(i)
         assert rows == [[0], [1], [2]]
-
-    def test_running_total_in_a_dict():
-        totals = {"loss": 0.0, "seen": []}
-        history = []
-        for i in range(3):
-            totals["loss"] += i
-            totals["seen"].append(i)
-            history.append(totals)
-        assert totals["loss"] == 3.0
 
     def test_lr_through_param_groups():
         model = torch.nn.Linear(2, 1)
@@ -707,7 +735,7 @@ PRECISION = """
 def test_precision(pytester: pytest.Pytester, lib: None) -> None:
     result = run(pytester, PRECISION)
     assert flagged(result) == set(), result.stdout.str()[-3000:]
-    assert len(outcomes(result)) == 11
+    assert len(outcomes(result)) == 10
 
 
 # -- what the marked code answers itself, without calling the runtime -------------------
@@ -1628,6 +1656,54 @@ PROJECT_HISTORY = """
                 stack.extend(neighbours(graph, node))
         assert [n["name"] for n in tour] == ["a", "c", "a", "b", "a"]
 
+    def test_running_totals_kept_at_each_turn():
+        totals = {"loss": 0.0, "seen": []}
+        history = []
+        for i in range(3):
+            totals["loss"] += i
+            totals["seen"].append(i)
+            history.append(totals)
+
+    def test_rows_of_one_row():
+        row, grid = [0, 0, 0], []
+        for i in range(3):
+            row[i] = 1
+            grid.append(row)
+
+    def test_running_totals_copied_at_each_turn():
+        totals = {"loss": 0.0}
+        history = []
+        for i in range(3):
+            totals["loss"] += i
+            history.append(dict(totals))
+        assert [h["loss"] for h in history] == [0.0, 1.0, 3.0]
+
+    def test_running_totals_in_one_slot():
+        totals, latest = {"loss": 0.0}, {}
+        for i in range(3):
+            totals["loss"] += i
+            latest["totals"] = totals
+        assert latest["totals"]["loss"] == 3.0
+
+    def test_one_record_refilled_and_flushed_at_each_turn():
+        rec, batch, sums = {}, [], []
+        for i in range(3):
+            rec["i"] = i
+            batch.append(rec)
+            sums.append(sum(r["i"] for r in batch))
+            batch.clear()
+        assert sums == [0, 1, 2]
+
+    def test_a_group_kept_then_a_new_one_begun():
+        groups, current = [], []
+        for x in [1, 2, 0, 3, 0]:
+            if x == 0:
+                groups.append(current)
+                current = []
+            else:
+                current.append(x)
+        assert groups == [[1, 2], [3]]
+
     def test_one_record_in_two_indexes_updated_through_either():
         by_id, items = {}, []
         for i in range(3):
@@ -1673,16 +1749,22 @@ def test_one_object_kept_again_at_one_line_is_a_history_whoever_wrote_it(pyteste
     """Rule *who wrote it, for whom*, for a history of one object: a line that keeps the very object
     again while its keeper still holds it from before (``history.append(tracker.update(...))``, the
     tracker writing its one dict in between) shows the last state in every entry, though the project
-    wrote it. Copies, the same object kept again unchanged, a stack holding it once at a time, a tour
-    coming back to a node it wrote (a, c, a, b, a: not the line's last keep again) and a record kept
-    once in each of two indexes and updated through either stay clean."""
+    wrote it; so does a loop that writes its own dict or list and keeps it at each turn (``history.append(
+    totals)``, a grid of one row). Copies, one slot holding the latest, a batch flushed at each turn, a
+    group kept before a new one is begun, the same object kept again unchanged, a stack holding it
+    once at a time, a tour coming back to a node it wrote (a, c, a, b, a: not the line's last keep
+    again) and a record kept once in each of two indexes and updated through either stay clean."""
     result = run(pytester, PROJECT_HISTORY)
-    assert flagged(result) == {"test_history_of_the_trackers_one_dict", "test_metrics_by_step_in_a_dict"}
-    assert len(outcomes(result)) == 7
+    assert flagged(result) == {"test_history_of_the_trackers_one_dict", "test_metrics_by_step_in_a_dict",
+                               "test_running_totals_kept_at_each_turn", "test_rows_of_one_row"}
+    assert len(outcomes(result)) == 13
     result.stdout.fnmatch_lines([
         "*history holds one live dict 4 times (handed out by t.update(1.0 / (i + 1))), changed after it was "
         "kept: history[[]0[]][[]'loss'[]]: 1.0 -> 0.5*",
-        "*seen by:  the same line keeping the very object again, while the keeper still holds it from before*"],
+        "*seen by:  the same line keeping the very object again, while the keeper still holds it from before*",
+        "*history holds one live dict 3 times (written by the loop that keeps it), changed after it was kept*",
+        "*fix:*keep a copy: history.append(copy.deepcopy(totals))",
+        "*grid holds one live list 3 times (written by the loop that keeps it)*"],
         consecutive=False)
 
 def test_a_project_modules_function_called_by_attribute_is_known_before_the_call(
@@ -2844,3 +2926,44 @@ def test_one_object_refilled_and_handed_out_again_collected_by_a_library(pyteste
         "*let out:  *test_user.py:* in parse",
         "*fix: *return a copy: return _row.copy()",
     ])
+
+
+def test_a_yielded_buffer_the_projects_loop_keeps_inside_a_tuple(pytester: pytest.Pytester) -> None:
+    """``frames.append((i, frame))`` of a generator's one refilled buffer: the loop's keep is of a new
+    tuple, so the buffer is looked for among the tuples a list, dict or deque holds at its next
+    yield. A tuple only a local names, or one holding a copy, keeps nothing."""
+    result = run(pytester, """
+        import numpy as np
+
+        def frames(n):
+            buf = np.zeros(3)
+            for i in range(n):
+                buf[:] = i
+                yield buf
+
+        def test_pairs_kept_in_a_list():
+            out = []
+            for i, f in enumerate(frames(3)):
+                out.append((i, f))
+            assert [p[1][0] for p in out] == [2, 2, 2]
+
+        def test_pairs_kept_in_a_dict():
+            out = {}
+            for i, f in enumerate(frames(3)):
+                out[i] = (i, f)
+
+        def test_a_pair_named_by_a_local():
+            total = 0.0
+            for i, f in enumerate(frames(3)):
+                pair = (i, f)
+                total += pair[1].sum()
+            assert total == 9.0
+
+        def test_pairs_of_copies():
+            out = []
+            for i, f in enumerate(frames(3)):
+                out.append((i, f.copy()))
+            assert [p[1][0] for p in out] == [0, 1, 2]
+    """)
+    assert flagged(result) == {"test_pairs_kept_in_a_list", "test_pairs_kept_in_a_dict"}, result.stdout.str()
+    result.stdout.fnmatch_lines(["*a tuple holds a live ndarray (yielded by frames()), changed after it was kept*"])

@@ -67,6 +67,9 @@ PURE = frozenset({"len", "print", "isinstance", "issubclass", "sorted", "sum", "
 # A kept value's source when the project built it itself: its own cells (a linked ring's
 # ``[prev, next, key, value]``), never handed out by a library.
 MADE = -3
+# A kept value's source when it is a name the keeping loop writes into and does not bind again: one
+# object refilled and kept at each turn (``row["id"] = i; rows.append(row)``).
+REUSED = -4
 _DISPLAYS = (ast.List, ast.Dict, ast.Set, ast.Tuple)
 # Builtins whose result is an atom whatever they are given (C makes it: an int, a bool, a str).
 _ATOM_CALLS = frozenset({"len", "id", "hash", "isinstance", "issubclass", "callable", "ord", "chr", "bool"})
@@ -117,6 +120,8 @@ SHAPES: tuple[Shape, ...] = (
           "what the function writes into and keeps past the call, returned again: collected twice"),
     Shape("def f(lines):\n    row = {}\n    for line in lines:\n        row.clear()\n        yield row",
           ("loop", "wrote", "yielded"), "one container the generator refills, yielded again: collected twice"),
+    Shape("def f(n):\n    row, rows = {}, []\n    for i in range(n):\n        row['i'] = i\n        rows.append(row)",
+          ("kept",), "one container the loop refills, kept at each turn: held at every place"),
     Shape("async def f(g):\n    rows = await g()", ("bound",), "an awaited call's result bound (gather's list)"),
     Shape("def f(r):\n    return lambda v: r.append(v)", ("through",), "a keep in a hook"),
     Shape("class C:\n    def f(self):\n        return self", ("made_class",),
@@ -323,16 +328,20 @@ class _Statement:
             _place(node, stmt)
         if not self.temps:
             return body
-        final: list[ast.stmt] = [
-            ast.Try(body=[ast.Delete([ast.Name(t, ast.Del())])],
-                    handlers=[ast.ExceptHandler(_rt("NameError"), None, [ast.Pass()])], orelse=[], finalbody=[])
-            for t in self.temps]  # one not yet bound when the statement raised: nothing to delete
+        final = _deleted(self.temps)
         for node in final:
             _place(node, stmt)
         block = ast.Try(body=body, handlers=[], orelse=[], finalbody=final)
         ast.copy_location(block, stmt)
         block.end_lineno, block.end_col_offset = stmt.end_lineno, stmt.end_col_offset
         return [block]
+
+
+def _deleted(temps: list[str]) -> list[ast.stmt]:
+    """``del`` of each temporary, one not bound (the statement raised first) left alone."""
+    return [ast.Try(body=[ast.Delete([ast.Name(t, ast.Del())])],
+                    handlers=[ast.ExceptHandler(_rt("NameError"), None, [ast.Pass()])], orelse=[], finalbody=[])
+            for t in temps]
 
 
 class Marker(ast.NodeTransformer):
@@ -354,6 +363,7 @@ class Marker(ast.NodeTransformer):
         self.plain_class = False  # in a class of no base but object (visit_ClassDef)
         self.plain_self = ""  # a method's first parameter there: ``return self`` hands out no buffer
         self.fresh_yields: set[int] = set()  # its ``yield name`` nodes of a name its loop binds anew
+        self.reused: set[int] = set()  # its kept names that a loop refills and keeps at each turn
         self.atoms: frozenset[str] = frozenset()  # the function's names that only ever hold atoms
         self.shadowed: frozenset[str] = frozenset()  # the names the module and the function bind
         # Locals bound to a container the function just made and has not let out since (at the
@@ -412,11 +422,12 @@ class Marker(ast.NodeTransformer):
         # generator's (a yield is), nor a state method's (the handover model's).
         generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes)
         saved_returning, self.returning = self.returning, node.name not in STATE_NAMES | LOAD_NAMES and not generator
-        saved_refilled = self.refilled, self.fresh_yields, self.parameters, self.plain_self
+        saved_refilled = self.refilled, self.fresh_yields, self.parameters, self.plain_self, self.reused
         self.plain_self = (positional[0].arg if method and self.plain_class and positional
                            and positional[0].arg not in own else "")
         self.refilled, self.parameters = _refilled(nodes), parameters
         self.fresh_yields = _fresh_yields(nodes) if generator else set()
+        self.reused = _reused_keeps(nodes) if self.refilled else set()
         for arg in (*positional, *signature.kwonlyargs):
             self.given[arg.arg] = ("", -2)  # a parameter: the caller decides where it came from
         if method and positional:  # a project class's own instance: what it holds is the project's
@@ -428,7 +439,7 @@ class Marker(ast.NodeTransformer):
             self.private, self.closed, self.function = saved_private, saved_closed, saved_function
             self.returning, self.containers = saved_returning, saved_containers
             self.own, self.mutable_defaults = saved_own, saved_defaults
-            self.refilled, self.fresh_yields, self.parameters, self.plain_self = saved_refilled
+            self.refilled, self.fresh_yields, self.parameters, self.plain_self, self.reused = saved_refilled
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -605,6 +616,10 @@ class Marker(ast.NodeTransformer):
             self._return(st, stmt)
         passes = self._passes(stmt, st)  # last: the others look at the calls as written
         if passes is not None:
+            # The temporaries the call's judgement does not read go first: one holding an intermediate
+            # (the receiver of ``torch.as_tensor(buf).clone()``) would count as the library keeping buf.
+            used = {n.id for part in passes[1:] for n in ast.walk(part) if isinstance(n, ast.Name)}
+            st.after += _deleted([t for t in st.temps if t not in used])
             st.after.append(_guarded(None, passes[1], test=passes[2]))
         if self.context_vars or self.imported:
             self._context_gets(st, stmt)  # after _passes: its runtime calls are not the program's
@@ -776,7 +791,7 @@ class Marker(ast.NodeTransformer):
             index = KEEPS[name]
             value = holder.args[index]
             site = self._site(_text(receiver), name, (_text(value), self._giver(value)))
-            source = self._source(value)
+            source = REUSED if id(value) in self.reused else self._source(value)
             atom = self._atom(value)
             private = self._private(receiver)
             func.value, keeper = st.catch(receiver)
@@ -804,6 +819,8 @@ class Marker(ast.NodeTransformer):
         keeps = [t for t in targets if isinstance(t, ast.Attribute)
                  or (isinstance(t, ast.Subscript) and not isinstance(t.slice, ast.Slice))]
         text, giver, source = _text(value), self._giver(value), self._source(value)
+        if id(value) in self.reused:
+            source = REUSED
         atom = self._atom(value)
         kept: ast.expr | None = None
         owner: ast.expr = ast.Constant(None)
@@ -913,6 +930,8 @@ class Marker(ast.NodeTransformer):
             if private:
                 return
             only = _watched(keeper)
+        if source == REUSED:  # a dict, list, set, bytearray or buffer the loop refills, whatever its count
+            only = ast.BoolOp(ast.Or(), [_template("REFILLED(V, True)", V=copy.copy(value)), only])
         if source >= 0 and not atom:  # an item of a loop: the gate's fed-loop path (aliascheck.gate)
             only = ast.Call(_rt("GATE"), [copy.copy(value), copy.copy(keeper), ast.Constant(not private),
                                           ast.Constant(source), ast.Constant(site)], [])
@@ -1086,8 +1105,8 @@ def _calls(node: ast.expr) -> list[ast.Call]:
 
 
 def _bound_value(node: ast.expr) -> bool:
-    """A call, or a list or set comprehension whose items are the loop's own objects, unchanged
-    (``[p for p in model.parameters()]``: what ``list(...)`` of it is). A comprehension that makes
+    """A call, or a list or set comprehension whose items are the loop's own objects, unchanged on
+    one branch at least (``[p for p in model.parameters()]``: what ``list(...)`` of it is). A comprehension that makes
     new values (``[p.detach().clone() for p in ...]``, ``[x * 2 for x in xs]``) binds nothing live."""
     if isinstance(node, ast.Call):
         return True
@@ -1098,7 +1117,11 @@ def _bound_value(node: ast.expr) -> bool:
     if not isinstance(node, (ast.ListComp, ast.SetComp)) or len(node.generators) != 1:
         return False
     target = node.generators[0].target
-    return isinstance(node.elt, ast.Name) and isinstance(target, ast.Name) and node.elt.id == target.id
+    if not isinstance(target, ast.Name):
+        return False
+    # ``[p.detach().clone() if copy else p for p in ...]``: the items themselves, on one branch
+    elts = [node.elt.body, node.elt.orelse] if isinstance(node.elt, ast.IfExp) else [node.elt]
+    return any(isinstance(e, ast.Name) and e.id == target.id for e in elts)
 
 
 def _atom_expr(node: ast.expr, atoms: frozenset[str] | set[str], shadowed: frozenset[str] | set[str]) -> bool:
@@ -1220,6 +1243,33 @@ def _refilled(nodes: Iterable[ast.AST]) -> frozenset[str]:
                 if text is not None:
                     out.add(text)
     return frozenset(out)
+
+
+def _reused_keeps(nodes: Iterable[ast.AST]) -> set[int]:
+    """The kept names (``rows.append(row)``, ``out[k] = row``) inside a loop that writes into the name
+    in place and does not bind it again: one object refilled and kept at each turn, the loop's
+    keeper holding it at every place. Ids of the kept Name nodes."""
+    reused: set[int] = set()
+    for loop in nodes:
+        if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+            continue
+        inner = _scope_nodes(loop.body)
+        written = _refilled(inner)
+        if not written:
+            continue
+        bound = _binders(inner) | (_binders(list(ast.walk(loop.target)))
+                                   if isinstance(loop, (ast.For, ast.AsyncFor)) else set())
+        for node in inner:
+            value: ast.expr | None = None
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in KEEPS
+                    and len(node.args) > KEEPS[node.func.attr]):
+                value = node.args[KEEPS[node.func.attr]]
+            elif isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Subscript) and not isinstance(t.slice, ast.Slice) for t in node.targets):
+                value = node.value
+            if isinstance(value, ast.Name) and value.id in written and value.id not in bound:
+                reused.add(id(value))
+    return reused
 
 
 def _fresh_yields(nodes: Iterable[ast.AST]) -> set[int]:
@@ -1589,6 +1639,7 @@ def mark(tree: ast.Module, base: int | None = None) -> ast.Module:
     marker.containers = _imported_containers(tree.body)
     marker.context_vars = _context_vars(tree)
     marker.imported = _imported_names(tree.body)
+    marker.reused = _reused_keeps(_scope_nodes(tree.body))  # a script's top-level loops
     marker.visit(tree)
     if marker.table:
         _register(tree, marker)

@@ -230,6 +230,7 @@ class _Test:
         self.written: dict[int, int] = {}  # id -> epoch of the project's last write
         self.writers: dict[int, int] = {}  # id -> id of the code of the function that wrote it last
         self.produced: set[int] = set()  # ids whose writer is told (a generator's yielded or kept items)
+        self.tuples_looked: set[int] = set()  # yield sites whose tuple holders a project loop built were looked for
         # id of an array or tensor a project generator yielded -> (the generator's code id, the
         # write clock at that yield, looks left): a refill before the next yield is then seen.
         self.yields: dict[int, tuple[int, int, int]] = {}
@@ -405,6 +406,17 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
     kind = type(value)
     if kind in mutability.ATOMS or (source == MADE and not _buffer_type(kind)):  # an atom, the project's own cells
         return
+    if source == REUSED:
+        if kind in _REFILLABLE or _buffer_type(kind):
+            # One object the keeping loop writes and keeps at each turn: recorded from its first keep,
+            # judged when the line keeps it again (rule Kept: a history of one object), whatever its
+            # count (the loop's next write is the other party).
+            _keep(keeper, value, None, "item", site, 1)
+            rec = _test.last.get(site)
+            if rec is not None and rec.obj is value:
+                rec.adopter.giver = REFILLED_BY_LOOP  # not handed out by anyone: the loop's own object
+            return
+        source = MADE
     if owner is not None and _project_type(type(owner)) and not _buffer_type(kind):
         return  # a part of the project's own object, kept elsewhere by the project
     if _project_type(kind):
@@ -464,6 +476,9 @@ def _made(source: int) -> bool:
 
 
 MADE = -3  # a kept value's source when the project built it from its own parts (aliascheck.boundary.rewrite.MADE)
+REUSED = -4  # ... when the keeping loop refills it and keeps it at each turn (aliascheck.boundary.rewrite.REUSED)
+_REFILLABLE = (dict, list, set, bytearray)
+REFILLED_BY_LOOP = "written by the loop that keeps it"
 FED: set[int] = set()  # loop sites whose iterable (at the loop's last start) is one of the project's own generators
 PRODUCERS: dict[int, int] = {}  # FED's loop site -> the id of its generator's code (the writer of what it yields)
 
@@ -545,8 +560,17 @@ def _handed_again(value: Any, site: int, producer: Any, verb: str) -> None:
     if not refilled or refs - baseline < 2 or site in t.flagged or _ledger is None:
         return
     if verb == "yield" and _marked_loop(producer.f_back):
-        return  # a loop of the project's consumes it: its keeps are judged where they are (rule Kept)
-    holders = [r for r in gc.get_referrers(value) if type(r) in _HOLDERS]
+        # A loop of the project's consumes it: its keeps are judged where they are (rule Kept), but for
+        # one inside a tuple the loop builds (``frames.append((i, frame))``), looked for once per site.
+        if site in t.tuples_looked:
+            return
+        t.tuples_looked.add(site)
+        found = gc.get_referrers(value)
+        tuples = [r for r in found if type(r) is tuple]
+        holders = [r for r in tuples if _collected(r, (found, tuples))]
+        del found, tuples
+    else:
+        holders = [r for r in gc.get_referrers(value) if type(r) in _HOLDERS]
     if not holders:
         return
 
@@ -559,6 +583,12 @@ def _handed_again(value: Any, site: int, producer: Any, verb: str) -> None:
         return  # one slot holding the latest (``latest["obs"] = env.step(a)``), not a history: not yet
     t.flagged.add(site)
     _report_refilled(value, site, holder, count, verb, capture(2))
+
+
+def _collected(item: Any, ours: tuple[Any, ...]) -> bool:
+    """A list, dict or deque holds *item* (one heap scan): kept, not only named by a local. *ours*:
+    the lists of this look itself."""
+    return any(type(r) in _HISTORIES and not any(r is o for o in ours) for r in gc.get_referrers(item))
 
 
 def _report_refilled(value: Any, site: int, holder: Any, count: int, verb: str, where: Any,
@@ -1168,7 +1198,10 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
         # or an array or tensor (hashed at C speed).
         # The very object kept again by this line, as its last keep was (a history of one object, not a
         # tour that comes back to an object among others: A, B, A), is judged whoever wrote it.
-        if prev.obj is value and how == "item" and repeat >= 2:
+        # Memory is the identity: a new array or tensor over the very memory the last keep here viewed
+        # (``items.append(torch.as_tensor(buf))`` of one refilled buffer) is that value kept again.
+        if how == "item" and (prev.obj is value and repeat >= 2 or prev.obj is not value and _one_memory(
+                prev.obj, value)):
             t.again = keeper  # the keeper in hand: counted without looking for it among the referrers
             try:
                 _judge_one(prev, KEPT_AGAIN)
@@ -1398,10 +1431,27 @@ def _held_again(rec: Record) -> bool:
     if kind not in _HISTORIES:
         return False
     items = keeper.values() if kind is dict else keeper
-    return sum(map(operator.is_, items, itertools.repeat(rec.obj))) >= 2
+    if sum(map(operator.is_, items, itertools.repeat(rec.obj))) >= 2:
+        return True
+    span = _address(rec.obj) if mutability.is_buffer(rec.obj) else None
+    if not span or not span[0]:
+        return False
+    # Views of one memory at two places or more: the keeper's newest items, where a history's last
+    # keeps are (its length is the program's; at most _MEMORY_TAIL items are looked at).
+    tail = itertools.islice(reversed(items), _MEMORY_TAIL)  # type: ignore[call-overload]
+    return sum(1 for v in tail if mutability.is_buffer(v) and _address(v) == span) >= 2
 
 
 _HISTORIES = (list, dict, collections.deque)
+_MEMORY_TAIL = 64
+
+
+def _one_memory(old: Any, new: Any) -> bool:
+    """Two arrays or tensors over exactly the same memory (its start and its length)."""
+    if not (_buffer_type(type(new)) and _buffer_type(type(old))):
+        return False
+    span = _address(new)
+    return bool(span and span[0]) and span == _address(old)
 
 
 def _refers_to(ref: Any, obj: Any) -> bool:
@@ -1569,7 +1619,9 @@ def _report(rec: Record, changes: list[Change], check: str, position: str) -> li
         held = f"{kept_here} live {what}s"
     else:
         held = f"a live {what}"
-    if keep.giver:
+    if keep.giver == REFILLED_BY_LOOP:
+        held += f" ({REFILLED_BY_LOOP})"
+    elif keep.giver:
         held += f" (handed out by {keep.giver})"
     where = rec.where
     return _ledger.report("kept", paths, owner=rec.owner_name, label=keeper_text, check=check,
