@@ -1704,6 +1704,13 @@ PROJECT_HISTORY = """
                 current.append(x)
         assert groups == [[1, 2], [3]]
 
+    def test_each_member_keyed_to_its_one_growing_group():
+        owner, group = {}, []
+        for x in (1, 2, 3):
+            group.append(x)
+            owner[x] = group
+        assert owner[1] is owner[3] and owner[1] == [1, 2, 3]
+
     def test_one_record_in_two_indexes_updated_through_either():
         by_id, items = {}, []
         for i in range(3):
@@ -1751,13 +1758,15 @@ def test_one_object_kept_again_at_one_line_is_a_history_whoever_wrote_it(pyteste
     tracker writing its one dict in between) shows the last state in every entry, though the project
     wrote it; so does a loop that writes its own dict or list and keeps it at each turn (``history.append(
     totals)``, a grid of one row). Copies, one slot holding the latest, a batch flushed at each turn, a
-    group kept before a new one is begun, the same object kept again unchanged, a stack holding it
+    group kept before a new one is begun, each member keyed to its one growing group (an index, not a
+    history: a dict keeper's value counts only when written over), the same object kept again
+    unchanged, a stack holding it
     once at a time, a tour coming back to a node it wrote (a, c, a, b, a: not the line's last keep
     again) and a record kept once in each of two indexes and updated through either stay clean."""
     result = run(pytester, PROJECT_HISTORY)
     assert flagged(result) == {"test_history_of_the_trackers_one_dict", "test_metrics_by_step_in_a_dict",
                                "test_running_totals_kept_at_each_turn", "test_rows_of_one_row"}
-    assert len(outcomes(result)) == 13
+    assert len(outcomes(result)) == 14
     result.stdout.fnmatch_lines([
         "*history holds one live dict 4 times (handed out by t.update(1.0 / (i + 1))), changed after it was "
         "kept: history[[]0[]][[]'loss'[]]: 1.0 -> 0.5*",

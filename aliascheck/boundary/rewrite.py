@@ -1259,17 +1259,36 @@ def _reused_keeps(nodes: Iterable[ast.AST]) -> set[int]:
             continue
         bound = _binders(inner) | (_binders(list(ast.walk(loop.target)))
                                    if isinstance(loop, (ast.For, ast.AsyncFor)) else set())
+        stored = _stored_into(inner)
         for node in inner:
             value: ast.expr | None = None
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in KEEPS
                     and len(node.args) > KEEPS[node.func.attr]):
                 value = node.args[KEEPS[node.func.attr]]
+                names = written
             elif isinstance(node, ast.Assign) and any(
                     isinstance(t, ast.Subscript) and not isinstance(t.slice, ast.Slice) for t in node.targets):
-                value = node.value
-            if isinstance(value, ast.Name) and value.id in written and value.id not in bound:
+                # ``owner[x] = group`` after ``group.append(x)``: every member keyed to its one growing
+                # group is the idiom; only a value overwritten in place (``row["acc"] = a``) is a history.
+                value, names = node.value, stored
+            if isinstance(value, ast.Name) and value.id in names and value.id not in bound:
                 reused.add(id(value))
     return reused
+
+
+def _stored_into(nodes: Iterable[ast.AST]) -> set[str]:
+    """The names whose items or attributes are assigned, augmented or deleted (``row["acc"] = a``,
+    ``row.n += 1``): written over in place, not only grown."""
+    out: set[str] = set()
+    for node in nodes:
+        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            while isinstance(target, (ast.Subscript, ast.Attribute)):  # ``row["meta"]["n"] = i``: row's
+                target = target.value
+                if isinstance(target, ast.Name):
+                    out.add(target.id)
+    return out
 
 
 def _fresh_yields(nodes: Iterable[ast.AST]) -> set[int]:
