@@ -231,6 +231,7 @@ class _Test:
         self.writers: dict[int, int] = {}  # id -> id of the code of the function that wrote it last
         self.produced: set[int] = set()  # ids whose writer is told (a generator's yielded or kept items)
         self.tuples_looked: set[int] = set()  # yield sites whose tuple holders a project loop built were looked for
+        self.fresh: tuple[Record, Fingerprint] | None = None  # the last record judged, and its value then
         # id of an array or tensor a project generator yielded -> (the generator's code id, the
         # write clock at that yield, looks left): a refill before the next yield is then seen.
         self.yields: dict[int, tuple[int, int, int]] = {}
@@ -411,9 +412,16 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
             # One object the keeping loop writes and keeps at each turn: recorded from its first keep,
             # judged when the line keeps it again (rule Kept: a history of one object), whatever its
             # count (the loop's next write is the other party).
-            _keep(keeper, value, None, "item", site, 1)
-            rec = _test.last.get(site)
-            if rec is not None and rec.obj is value:
+            t = _test
+            if site in t.flagged:  # reported: the line's later keeps add nothing but their count
+                last = t.seen.get(site)
+                if last is not None and last.holds(value):
+                    t.seen[site] = _last(value, last.repeat + 1)
+                return
+            prev = t.last.get(site)
+            _keep(keeper, value, None, "item", site, 1, refresh=True)
+            rec = t.last.get(site)
+            if rec is not None and rec is not prev and rec.obj is value:
                 rec.adopter.giver = REFILLED_BY_LOOP  # not handed out by anyone: the loop's own object
             return
         source = MADE
@@ -1171,9 +1179,10 @@ def copied(copy: Any, source: Any, site: int) -> None:
 
 
 def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, made: bool = False,
-          producer: int | None = None) -> None:
+          producer: int | None = None, refresh: bool = False) -> None:
     """Record a keep worth judging. *others*: references besides the keeper's and the project's
-    own name; *made*: the value came from the project's own code (its generator, its caller)."""
+    own name; *made*: the value came from the project's own code (its generator, its caller);
+    *refresh*: the same object kept again here updates its one record."""
     t = _test
     t.epoch += 1
     t.counts[site] = t.counts.get(site, 0) + 1
@@ -1209,6 +1218,13 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
                 t.again = None
         else:
             _judge_one(prev, "next keep")
+    if refresh and prev is not None and prev.obj is value and not prev.flagged:
+        # The same object kept again at this line, judged just now: its one record is brought up to
+        # date (the value and the write clock now) rather than joined by a second record of it.
+        fresh, t.fresh = t.fresh, None
+        prev.fp = fresh[1] if fresh is not None and fresh[0] is prev else fingerprint(value)
+        prev.adopter.epoch = t.epoch
+        return
     if (how == "name" and prev is not None and prev.kind == "kept" and not prev.flagged
             and prev.obj is not None and t.released(prev)):
         # The name let go of what it held, and nobody else holds it: nothing can read it any more, so
@@ -1486,6 +1502,7 @@ def _changed(rec: Record) -> Fingerprint | None:
         now = fingerprint(rec.obj)
     except Exception:  # RecursionError included
         return None
+    _test.fresh = (rec, now)  # the value now, for a keep that refreshes this record next (_keep)
     if now.digest == rec.fp.digest or not now.verifiable or not rec.fp.verifiable:
         return None
     return now  # maybe equal still (a dict's order): the diff decides, for a finding only
