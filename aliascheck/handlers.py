@@ -86,6 +86,14 @@ def _global(obj: Any) -> Any:
     return NotImplemented if target is obj else (stub_type, (qualname,))
 
 
+def _method(obj: types.MethodType) -> Any:
+    """A bound method is an identity: its function and the object it is bound to (by identity, never
+    that object's state: a dispatch table of the parser's own methods does not change when the
+    parser fills its cache). Read at C level: ``__func__`` and ``__self__`` are the method's slots."""
+    owner = obj.__self__
+    return (stub_type, (f"{qualname_of(obj.__func__)} of {qualname_of(type(owner))} at {id(owner):#x}",))
+
+
 def _memoryview(obj: memoryview) -> Any:
     try:
         data = obj.tobytes()
@@ -248,6 +256,7 @@ def _builtin_handlers() -> None:
     for cls in (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType, GlobalRef):
         register_handler(cls, _global)
     register_handler(memoryview, _memoryview)
+    register_handler(types.MethodType, _method)
     opaque: dict[type, str] = {
         type(threading.Lock()): "a lock",
         type(threading.RLock()): "a lock",

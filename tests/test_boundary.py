@@ -632,6 +632,19 @@ PRECISION = """
     import torch
     import mylib
 
+    class Parser:  # mistune's shape: a dispatch table of its own bound methods; its own cache
+        def __init__(self):
+            self.cache = {}
+            self.methods = [self.parse for _ in "x"]
+
+        def parse(self, s):
+            self.cache[s] = s.upper()
+            return self.cache[s]
+
+    def test_dispatch_tables_of_bound_methods_while_the_parser_fills_its_cache():
+        for text in ("a", "b"):
+            assert Parser().parse(text) == text.upper()
+
     def test_row_filled_after_append():
         rows = []
         for i in range(3):
@@ -735,7 +748,7 @@ PRECISION = """
 def test_precision(pytester: pytest.Pytester, lib: None) -> None:
     result = run(pytester, PRECISION)
     assert flagged(result) == set(), result.stdout.str()[-3000:]
-    assert len(outcomes(result)) == 10
+    assert len(outcomes(result)) == 11
 
 
 # -- what the marked code answers itself, without calling the runtime -------------------
