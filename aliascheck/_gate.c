@@ -159,27 +159,38 @@ fed_item(PyObject *value, PyObject *keeper, PyObject *loop_site, PyObject *site)
     if (last == NULL && PyErr_Occurred()) {
         return -1;
     }
-    if (last != NULL && PyTuple_Check(last) && PyTuple_GET_SIZE(last) > 0 && PyTuple_GET_ITEM(last, 0) == value) {
+    /* The site's last is known by id (runtime._Last: never held): the same id may be the same object
+     * kept again, which the runtime tells. */
+    PyObject *first = (last != NULL && PyTuple_Check(last) && PyTuple_GET_SIZE(last) > 0) ? PyTuple_GET_ITEM(last, 0)
+                                                                                          : NULL;
+    if (first != NULL && PyLong_CheckExact(first) && PyLong_AsVoidPtr(first) == (void *)value) {
         return 0;
     }
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    PyObject *key = PyLong_FromVoidPtr(value);
+    if (key == NULL) {
+        return -1;
+    }
     if (last != NULL && Py_TYPE(last) == (PyTypeObject *)last_type && Py_REFCNT(last) == 1
-            && PyTuple_GET_SIZE(last) == 3 && PyTuple_GET_ITEM(last, 1) == one && PyTuple_GET_ITEM(last, 2) == Py_True) {
-        /* SEEN alone holds the site's last (value, 1, True): no one can see it change, so it is
+            && PyTuple_GET_SIZE(last) == 3 && PyTuple_GET_ITEM(last, 1) == one && PyTuple_GET_ITEM(last, 2) == Py_False) {
+        /* SEEN alone holds the site's last (id, 1, False): no one can see it change, so it is
          * reused in place, as zip reuses its result tuple. */
-        PyObject *old = PyTuple_GET_ITEM(last, 0);
-        PyTuple_SET_ITEM(last, 0, Py_NewRef(value));
-        Py_DECREF(old);
+        PyTuple_SET_ITEM(last, 0, key);
+        Py_XDECREF(first);
         return 1;
     }
     /* A _Last (a tuple subclass with no slots of its own) made as tuple's own constructor makes one. */
     PyTypeObject *kind = (PyTypeObject *)last_type;
     PyObject *entry = kind->tp_alloc(kind, 3);
     if (entry == NULL) {
+        Py_DECREF(key);
         return -1;
     }
-    PyTuple_SET_ITEM(entry, 0, Py_NewRef(value));
+    PyTuple_SET_ITEM(entry, 0, key);
     PyTuple_SET_ITEM(entry, 1, Py_NewRef(one));
-    PyTuple_SET_ITEM(entry, 2, Py_NewRef(Py_True));
+    PyTuple_SET_ITEM(entry, 2, Py_NewRef(Py_False));
     r = PyDict_SetItem(seen, site, entry);
     Py_DECREF(entry);
     return r < 0 ? -1 : 1;

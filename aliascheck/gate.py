@@ -8,7 +8,7 @@
   Asked with the statement's loop site and its own site when the value came from a loop: an item
   of a loop over the project's own generator (the loop site in ``FED``), of a type only held
   strongly (``HELD``), kept into something unwatched that is no array, and not the object the site
-  kept last, becomes the site's last (``SEEN[site] = Last((value, 1, True))``): no call.
+  kept last, becomes the site's last (``SEEN[site] = Last((id(value), 1, False))``): no call.
 - :func:`receiver`: after ``x.y.resize(n)`` (an in-place method of an attribute's value, caught
   as the bound method), the object written.
 - :func:`watching`: is an object watched (``x.extend(...)`` on something recorded is a write the
@@ -107,8 +107,8 @@ def keep(value: Any, keeper: Any, watch: bool = True, loop_site: int | None = No
     *loop_site*, *site*: the value is an item of that loop, kept at *site* (see the module)."""
     kind = type(value)
     if (loop_site is not None and loop_site in _FED and _hashed_as_type(kind) and kind in _HELD
-            and id(keeper) not in _WATCHED and not _buffer_keeper(keeper) and _SEEN.get(site, _NOLAST)[0] is not value):
-        _SEEN[site] = _Last((value, 1, True))
+            and id(keeper) not in _WATCHED and not _buffer_keeper(keeper) and _SEEN.get(site, _NOLAST)[0] != id(value)):
+        _SEEN[site] = _Last((id(value), 1, False))
         return False
     # The caller's reference, this frame's, getrefcount's argument's: 4 when only the keeper holds it
     # besides the marked code's own name or temporary (the compiled gate counts 3 for the same case).

@@ -1259,9 +1259,10 @@ def _reused_keeps(nodes: Iterable[ast.AST]) -> set[int]:
             continue
         bound = _binders(inner) | (_binders(list(ast.walk(loop.target)))
                                    if isinstance(loop, (ast.For, ast.AsyncFor)) else set())
-        stored = _stored_into(inner)
+        stored = frozenset(_stored_into(inner))
         for node in inner:
             value: ast.expr | None = None
+            names: frozenset[str] = frozenset()
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in KEEPS
                     and len(node.args) > KEEPS[node.func.attr]):
                 value = node.args[KEEPS[node.func.attr]]

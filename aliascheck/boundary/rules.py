@@ -56,8 +56,10 @@ def kept(rec: Record, check: str, at: Any, collect: Callable[[Callable[[], bool]
     if keep.how == "name" and check == "next keep":
         # A name held it till now. Bound again, it let go of the value: if nobody else holds it either, no
         # one could read the change (a window onto a slot that a producer refills after the consumer's
-        # acknowledgement); another name or a container still holding it (``prev = frame``) could.
-        if at.released(rec):
+        # acknowledgement); another name or a container still holding it (``prev = frame``) could, and
+        # so can the name itself when its new value holds the same live objects again (``best =
+        # list(model.parameters())`` at each improvement: a history of live state, not a window).
+        if at.released(rec) and not at.same_parts_again(rec):
             return []
     elif not at.held(rec) or (collect is not None and not collect(lambda: at.held(rec))):
         # Not held even before garbage is collected (a collection frees, it never holds): no collection.

@@ -112,10 +112,12 @@ class _Keep:
 class _Last(tuple[Any, int, bool]):
     """The object a site kept last, and how many keeps in a row kept it (a history of one object).
 
-    ``(the object or a weak reference to it, repeat, held strongly)``. Weakly held when it can be
-    (an object's death is what other rules wait for: a shallow copy's original dropped at once); a
-    dict or list is held by this tuple, an object of this module, which the keeper search passes
-    over as aliascheck's bookkeeping. A tuple, so that the gate makes one at C speed when a project
+    ``(a weak reference to the object, or its id, repeat, held strongly)``. Never held: an object
+    dies when the program lets go of it (blinker's weak receivers, a test counting the objects it
+    made). A dict, list or tuple, which allows no weak reference, is known by its id; a repeat told by
+    id alone is believed for an item keep only while the keeper still holds the object at another
+    place (:func:`_kept_before`): a history of one object is one only while it is held, and then no
+    other object has its id. A tuple, so that the gate makes one at C speed when a project
     generator's item is kept (:func:`aliascheck.gate.keep`).
     """
 
@@ -133,6 +135,8 @@ class _Last(tuple[Any, int, bool]):
         """Is *value* the object this entry refers to? By id where no reference may be taken: the
         object is then held by its keeper (a history is only one while it is), so no other has its id."""
         ref = self[0]
+        if type(ref) is int:
+            return ref == id(value)
         if self[2]:
             return ref is value
         if type(ref) is _ById:
@@ -143,7 +147,19 @@ class _Last(tuple[Any, int, bool]):
 def _last(value: Any, repeat: int) -> _Last:
     if _weak(type(value)):
         return _Last((_ById(value) if _weakref_seen(value) else weakref.ref(value), repeat, False))
-    return _Last((value, repeat, True))
+    return _Last((id(value), repeat, False))
+
+
+def _kept_before(last: _Last, keeper: Any, value: Any) -> bool:
+    """A repeat *last* tells by id is the very object kept before: the keeper (a list, dict or deque)
+    still holds *value* at another place among its newest items. Not asked of a keeper of another type,
+    nor of a repeat told by a weak reference (exact)."""
+    kind = type(keeper)
+    if type(last[0]) is not int or kind not in _HISTORIES:
+        return True
+    items = keeper.values() if kind is dict else keeper
+    tail = itertools.islice(reversed(items), _MEMORY_TAIL)  # type: ignore[call-overload]
+    return sum(map(operator.is_, tail, itertools.repeat(value))) >= 2
 
 
 def _weakref_seen(obj: Any) -> bool:
@@ -191,6 +207,26 @@ class _ById:
         return None
 
 
+class _ThroughAttribute:
+    """A kept attribute's value, found again through its (weakly held) object: the value while the
+    object is alive and its attribute still is that value (by id: then it is alive), else None."""
+
+    __slots__ = ("owner", "name", "id")
+
+    def __init__(self, owner: Any, name: str, value: Any) -> None:
+        self.owner, self.name, self.id = owner, name, id(value)
+
+    def __call__(self) -> Any:
+        owner = self.owner()
+        if owner is None:
+            return None
+        try:
+            value = rules.attribute(owner, self.name)
+        except Exception:
+            return None
+        return value if id(value) == self.id else None
+
+
 def _reference(obj: Any, seen: bool = False) -> Any:
     """A weak reference to *obj*, or its id where its type allows no weak one (a dict, a list) or
     the program would see one (:func:`_weakref_seen`) and *seen* does not allow that; a frame (a
@@ -231,6 +267,7 @@ class _Test:
         self.writers: dict[int, int] = {}  # id -> id of the code of the function that wrote it last
         self.produced: set[int] = set()  # ids whose writer is told (a generator's yielded or kept items)
         self.tuples_looked: set[int] = set()  # yield sites whose tuple holders a project loop built were looked for
+        self.rebinding: Any = None  # a name's new value while its old one is judged (same_parts_again)
         self.fresh: tuple[Record, Fingerprint] | None = None  # the last record judged, and its value then
         # id of an array or tensor a project generator yielded -> (the generator's code id, the
         # write clock at that yield, looks left): a refill before the next yield is then seen.
@@ -294,6 +331,11 @@ class _Test:
     def released(self, rec: Record) -> bool:
         # getrefcount's argument and the record's own reference: nobody else refers to the value.
         return sys.getrefcount(rec.obj) <= 2
+
+    def same_parts_again(self, rec: Record) -> bool:
+        """The name's new value holds some of the very objects the old one held (``best =
+        list(model.parameters())`` bound again): the live objects it let go of are held again."""
+        return _same_parts(rec.obj, self.rebinding)
 
     def by_project(self, rec: Record, epoch: int) -> bool:
         return _by_project(rec, epoch)
@@ -1187,7 +1229,8 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     t.epoch += 1
     t.counts[site] = t.counts.get(site, 0) + 1
     last = t.seen.get(site)
-    repeat = last.repeat + 1 if last is not None and last.holds(value) else 1
+    repeat = last.repeat + 1 if (last is not None and last.holds(value)
+                                 and (how != "item" or _kept_before(last, keeper, value))) else 1
     t.seen[site] = _last(value, repeat)
     prev = t.last.get(site)
     if prev is not None and prev.obj is None:  # a function's local, held weakly: see below
@@ -1217,7 +1260,11 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
             finally:
                 t.again = None
         else:
-            _judge_one(prev, "next keep")
+            t.rebinding = value if how == "name" else None
+            try:
+                _judge_one(prev, "next keep")
+            finally:
+                t.rebinding = None
     if refresh and prev is not None and prev.obj is value and not prev.flagged:
         # The same object kept again at this line, judged just now: its one record is brought up to
         # date (the value and the write clock now) rather than joined by a second record of it.
@@ -1280,6 +1327,10 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
             # The test's own name (or a module's): judged at the test's end while the name holds it, and
             # held weakly till then, so that it dies when the program lets go of it (a del, a binding).
             rec.keeper, rec.obj = weakref.ref(value), None
+        elif how == "attr" and type(keep.ref) is weakref.ref:
+            # An attribute: judged only while its object still holds it (rule Kept), so it is found
+            # again through that object, and dies with it (``self.items = [lib.Item()]``).
+            rec.keeper, rec.obj = _ThroughAttribute(keep.ref, key, value), None
         t.records.append(rec)
     watched = _watch(value)
     if producer is not None:  # whose writes these are decides (rule who wrote it, for whom)
@@ -1460,6 +1511,19 @@ def _held_again(rec: Record) -> bool:
 
 _HISTORIES = (list, dict, collections.deque)
 _MEMORY_TAIL = 64
+
+
+def _same_parts(old: Any, new: Any) -> bool:
+    """Two lists, tuples or dicts (by their values) sharing an object that is not an atom, among
+    their first _MEMORY_TAIL items: identity only, at C speed."""
+    def parts(x: Any) -> Any:
+        kind = type(x)
+        if kind is dict:
+            return itertools.islice(x.values(), _MEMORY_TAIL)
+        return itertools.islice(x, _MEMORY_TAIL) if kind in (list, tuple) else ()
+
+    ids = {id(p) for p in parts(old) if type(p) not in mutability.ATOMS}
+    return bool(ids) and any(id(p) in ids for p in parts(new))
 
 
 def _one_memory(old: Any, new: Any) -> bool:

@@ -9,6 +9,7 @@ Python does; ``test_*.py`` beside it pins those results, and the same tests must
 from __future__ import annotations
 
 import abc
+import argparse
 import copy
 import gc
 import sys
@@ -503,6 +504,21 @@ def keep_traced(t: Traced) -> dict[str, object]:
 
 
 # -- lifetimes ---------------------------------------------------------------------------
+
+
+def send_to_receivers(receivers: list[object]) -> list[tuple[object, object]]:
+    """blinker's send: (receiver, result) pairs kept in a list the caller may drop at once."""
+    results = []
+    for receiver in receivers:
+        results.append((receiver, receiver()))  # type: ignore[operator]
+    return results
+
+
+class ItemsHolder:
+    """An attribute holding a list of another module's objects (mistune's parser state)."""
+
+    def __init__(self) -> None:
+        self.items = [argparse.Namespace()]
 
 
 def local_weakref(callback) -> weakref.ref[Tracked]:

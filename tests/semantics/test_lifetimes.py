@@ -41,6 +41,35 @@ def test_an_object_dies_with_the_new_list_that_held_it() -> None:
         assert p.drop_a_sequence(f"f{i}") == [f"f{j}" for j in range(i + 1)]
 
 
+def test_a_receiver_dies_when_its_kept_results_are_dropped() -> None:
+    import gc
+    import weakref
+
+    class Receiver:
+        def received(self) -> None:
+            return None
+
+    for _ in range(2):  # the same line keeps again on the second call
+        receiver = Receiver()
+        ref = weakref.ref(receiver)
+        p.send_to_receivers([receiver.received])
+        del receiver
+        gc.collect()
+        assert ref() is None
+
+
+def test_an_attributes_item_dies_with_its_holder() -> None:
+    import gc
+    import weakref
+
+    for _ in range(2):
+        holder = p.ItemsHolder()
+        ref = weakref.ref(holder.items[0])
+        del holder
+        gc.collect()
+        assert ref() is None
+
+
 def test_a_shallow_copy_and_its_source_die_on_return() -> None:
     p.Tracked.live = type(p.Tracked.live)()
     assert p.copy_and_drop() == 1
