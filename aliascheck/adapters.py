@@ -26,6 +26,7 @@ ENTRY_POINT_GROUP = "aliascheck.plugins"
 BUNDLED = {
     "torchdata": ("aliascheck.plugins.torchdata", "torchdata.nodes"),
     "cloudpickle": ("aliascheck.plugins.cloudpickle", "cloudpickle"),
+    "dill": ("aliascheck.plugins.dill", "dill"),
     "torch": ("aliascheck.plugins.torch", "torch"),
     "stateful_dataloader": ("aliascheck.plugins.stateful_dataloader", "torchdata.stateful_dataloader"),
     "generic": ("aliascheck.plugins.generic", None),

@@ -52,7 +52,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("aliascheck_boundary", "default for --aliascheck-boundary", default="on")
     parser.addini("aliascheck_ignore", "path patterns (fnmatch; 'Owner:path' or path) never reported",
                   type="linelist", default=[])
-    parser.addini("aliascheck_disable", "adapters to leave out (torchdata, torch, cloudpickle, generic, all)",
+    parser.addini("aliascheck_disable", "adapters to leave out (torchdata, torch, cloudpickle, dill, generic, all)",
                   type="linelist", default=[])
     parser.addini("aliascheck_allow_class_update", "classes (module.Qualname patterns) loads may update",
                   type="linelist", default=[])
