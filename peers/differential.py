@@ -66,6 +66,23 @@ SUITES = {s.name: s for s in [
     Suite("sqlparse", "0.6.1", ("tests",)),
     Suite("asyncstdlib", "3.14.0", ("unittests",), needs=("typing_extensions",)),
     Suite("aiostream", "0.8.1", ("tests",), needs=("pytest-asyncio", "pytest-cov")),
+    # bidict 0.24.1 is not here: its sdist has no tests (and --no-binary builds its uv_build backend with cargo)
+    # pytest-asyncio 1.x warns (an error here) without a loop scope; blinker pins 0.24, which wants an older pytest
+    Suite("blinker", "1.9.0", ("-o", "asyncio_default_fixture_loop_scope=function", "tests"),
+          needs=("pytest-asyncio",)),
+    Suite("janus", "2.0.0", ("tests",), needs=("pytest-asyncio", "pytest-cov", "pytest-codspeed")),  # addopts: --cov
+    Suite("simpy", "4.1.2", ("--doctest-glob=", "tests"), needs=("pytest-benchmark",)),  # as its tox.ini
+    # nox's test_no_gv (no pygraphviz to build); its addopts' -x would end the run at the first difference
+    Suite("transitions", "0.9.3", ("-o", "addopts=-rf", "tests"), needs=("mock", "dill", "pycodestyle")),
+    # scripts its tox runs one by one (dill/tests/__main__.py); 6 modules fail to import under pytest, plain too
+    Suite("dill", "0.4.1", ("--continue-on-collection-errors", "dill/tests")),
+    Suite("mistune", "3.4.0", ("tests",)),
+    Suite("decorator", "5.3.1", ("tests/test.py",)),  # unittest cases, one of them the doctests of documentation.py
+    # its filterwarnings = error makes pytest 9's warning on a generator given to parametrize a collection error
+    Suite("python-dateutil", "2.9.0.post0", ("-W", "ignore::pytest.PytestRemovedIn10Warning", "tests", "docs"),
+          needs=("freezegun", "hypothesis", "pytest-cov")),  # pytest-cov: its conftest adds the no_cover mark
+    # 3.7 is not on the registry; no numpy/scipy/pandas (its "default" extra): their tests skip (~2 min plain)
+    Suite("networkx", "3.6.1", ("networkx",)),
 ]}
 CONFIGS = {"pytest.ini": "", "pyproject.toml": "[tool.pytest.ini_options]", "tox.ini": "[pytest]",
            "setup.cfg": "[tool:pytest]"}  # pytest's own order
