@@ -17,6 +17,8 @@ static PyObject *buffers = NULL, *watched = NULL, *fed = NULL, *held = NULL, *se
 static PyObject *generator_loop = NULL, *atom_set = NULL;
 static PyObject *unbound = NULL, *unpassed = NULL, *quiet = NULL, *pending = NULL;  /* configure_calls */
 static PyObject *own = NULL;  /* configure_calls: the project's own types, kept as the project's structure */
+static PyObject *clean = NULL;  /* configure_calls: ids handed out (returned, yielded) and not written since */
+static PyObject *callers = NULL;  /* configure_calls: ids of the project's code objects seen calling a keeper */
 static int type_in_own(PyTypeObject *kind);
 static Py_ssize_t width = 0;
 static PyObject *one = NULL;  /* a SEEN entry's repeat */
@@ -140,13 +142,41 @@ in_id_set(PyObject *set, PyObject *obj)
     return found;
 }
 
-/* The fed-loop path (see aliascheck/gate.py): 1 when the value became the site's last, 0 when the
- * gate goes on, -1 on an error. */
+/* The marked function was called by project code the runtime has seen (callers: ids of code
+ * objects): a parameter it keeps is the project's own value (runtime._made). */
+static int
+from_project_caller(void)
+{
+    if (callers == NULL || PySet_GET_SIZE(callers) == 0) {
+        return 0;
+    }
+    PyFrameObject *frame = PyEval_GetFrame();  /* borrowed: the marked function's */
+    if (frame == NULL) {
+        return 0;
+    }
+    PyFrameObject *back = PyFrame_GetBack(frame);  /* new */
+    if (back == NULL) {
+        return 0;
+    }
+    PyCodeObject *code = PyFrame_GetCode(back);  /* new */
+    Py_DECREF(back);
+    int r = in_id_set(callers, (PyObject *)code);
+    Py_DECREF(code);
+    return r;
+}
+
+/* The fed-loop path (see aliascheck/gate.py), and a parameter's (loop_site -2) when the project
+ * called: 1 when the value became the site's last, 0 when the gate goes on, -1 on an error. */
 static int
 fed_item(PyObject *value, PyObject *keeper, PyObject *loop_site, PyObject *site)
 {
     int r;
-    if (PySet_GET_SIZE(fed) == 0 || (r = PySet_Contains(fed, loop_site)) == 0) {
+    if (PyLong_CheckExact(loop_site) && PyLong_AsLong(loop_site) == -2) {
+        if ((r = from_project_caller()) <= 0) {
+            return r;
+        }
+    }
+    else if (PySet_GET_SIZE(fed) == 0 || (r = PySet_Contains(fed, loop_site)) == 0) {
         return 0;
     }
     if (r < 0 || (r = type_in(held, Py_TYPE(value), 0)) <= 0) {
@@ -385,6 +415,12 @@ refilled(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             return r < 0 ? NULL : Py_NewRef(Py_False);
         }
     }
+    if (clean != NULL && PySet_GET_SIZE(clean)) {  /* handed out before and not written since: no refill */
+        r = in_id_set(clean, value);
+        if (r != 0) {
+            return r < 0 ? NULL : Py_NewRef(Py_False);
+        }
+    }
     if (nargs == 2) {
         int anyhow = PyObject_IsTrue(args[1]);
         if (anyhow < 0) {
@@ -441,6 +477,36 @@ entry(PyObject *owner, PyObject *name)
     return Py_NewRef(found);
 }
 
+/* gate.instance_method(obj, name) is the entry's function (*ref*: (type, name, function, True)), told
+ * as the interpreter's own lookup finds it: the class's attribute lookup is the generic one (else
+ * the program's __getattribute__ or __getattr__ decides, and nothing is told), its MRO entry for
+ * name is that very function (a plain function: no descriptor of the program's runs), and the
+ * generic lookup, which reads the instance's own attributes in place first, binds it to obj. Any
+ * error is "no": the statement is looked at as before. */
+static int
+instance_method_is(PyObject *obj, PyObject *ref)
+{
+    PyObject *kind = PyTuple_GET_ITEM(ref, 0), *name = PyTuple_GET_ITEM(ref, 1), *function = PyTuple_GET_ITEM(ref, 2);
+    PyTypeObject *type = Py_TYPE(obj);
+    if (!PyWeakref_CheckRefExact(kind) || !PyWeakref_CheckRefExact(function) || !PyUnicode_CheckExact(name)
+            || PyWeakref_GET_OBJECT(kind) != (PyObject *)type || type->tp_getattro != PyObject_GenericGetAttr) {
+        return 0;
+    }
+    PyObject *found = _PyType_Lookup(type, name);  /* borrowed */
+    if (found == NULL || found != PyWeakref_GET_OBJECT(function) || !PyFunction_Check(found)) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *bound = PyObject_GenericGetAttr(obj, name);
+    if (bound == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int same = PyMethod_Check(bound) && PyMethod_GET_FUNCTION(bound) == found && PyMethod_GET_SELF(bound) == obj;
+    Py_DECREF(bound);
+    return same;
+}
+
 static PyObject *
 passes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -462,6 +528,9 @@ passes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *ref = PyDict_GetItemWithError(quiet, args[0]);  /* borrowed */
     if (ref == NULL) {
         return PyErr_Occurred() ? NULL : Py_NewRef(Py_True);
+    }
+    if (PyTuple_CheckExact(ref) && PyTuple_GET_SIZE(ref) == 4) {  /* obj.name(...): (type, name, function, True) */
+        return PyBool_FromLong(!instance_method_is(args[1], ref));
     }
     if (PyTuple_CheckExact(ref) && PyTuple_GET_SIZE(ref) == 3) {  /* owner.name(...): (owner, name, function) */
         PyObject *owner = PyTuple_GET_ITEM(ref, 0), *function = PyTuple_GET_ITEM(ref, 2);
@@ -500,12 +569,16 @@ pended(PyObject *module, PyObject *site)
 static PyObject *
 configure_calls(PyObject *module, PyObject *args)
 {
-    PyObject *unbound_set, *unpassed_set, *quiet_dict, *pending_dict, *own_set = NULL;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!|O!:configure_calls", &PySet_Type, &unbound_set, &PySet_Type, &unpassed_set,
-                          &PyDict_Type, &quiet_dict, &PyDict_Type, &pending_dict, &PySet_Type, &own_set)) {
+    PyObject *unbound_set, *unpassed_set, *quiet_dict, *pending_dict, *own_set = NULL, *clean_set = NULL;
+    PyObject *callers_set = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!|O!O!O!:configure_calls", &PySet_Type, &unbound_set, &PySet_Type,
+                          &unpassed_set, &PyDict_Type, &quiet_dict, &PyDict_Type, &pending_dict, &PySet_Type, &own_set,
+                          &PySet_Type, &clean_set, &PySet_Type, &callers_set)) {
         return NULL;
     }
     Py_XSETREF(own, own_set != NULL ? Py_NewRef(own_set) : NULL);
+    Py_XSETREF(clean, clean_set != NULL ? Py_NewRef(clean_set) : NULL);
+    Py_XSETREF(callers, callers_set != NULL ? Py_NewRef(callers_set) : NULL);
     Py_XSETREF(unbound, Py_NewRef(unbound_set));
     Py_XSETREF(unpassed, Py_NewRef(unpassed_set));
     Py_XSETREF(quiet, Py_NewRef(quiet_dict));

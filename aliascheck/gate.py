@@ -55,6 +55,8 @@ _UNPASSED: set[type] = set()
 _QUIET: dict[int, Any] = {}
 _PENDING: dict[int, Any] = {}
 _OWN: set[type] = set()
+_CLEAN: set[int] = set()  # ids handed out (returned, yielded) and not written since
+_CALLERS: set[int] = set()  # ids of the project's code objects seen calling a keeping function
 
 
 def configure(atoms: frozenset[type], buffers: set[type], watched: set[int], fed: set[int], held: set[type],
@@ -68,15 +70,19 @@ def configure(atoms: frozenset[type], buffers: set[type], watched: set[int], fed
 
 
 def configure_calls(unbound: set[type], unpassed: set[type], quiet: dict[int, Any], pending: dict[int, Any],
-                    own: set[type] | None = None) -> None:
+                    own: set[type] | None = None, clean: set[int] | None = None,
+                    callers: set[int] | None = None) -> None:
     """The runtime's learnt types (a name bound to one, or passed, is never looked at), its quiet
     callees (site -> a weak reference to the one callee there that kept nothing), its pending
     calls (site -> what :func:`aliascheck.boundary.runtime.before` recorded) and the project's own types
     (an object of one kept is the project's structure: :func:`keep` asks only whether the keeper is
-    watched), read live."""
-    global _UNBOUND, _UNPASSED, _QUIET, _PENDING, _OWN
+    watched), the ids handed out and not written since (:func:`refilled` answers no) and the ids of
+    the project's code seen calling a function that keeps its parameter (:func:`keep`), read live."""
+    global _UNBOUND, _UNPASSED, _QUIET, _PENDING, _OWN, _CLEAN, _CALLERS
     _UNBOUND, _UNPASSED, _QUIET, _PENDING = unbound, unpassed, quiet, pending
     _OWN = own if own is not None else set()
+    _CLEAN = clean if clean is not None else set()
+    _CALLERS = callers if callers is not None else set()
 
 
 def _hashed_as_type(kind: type) -> bool:
@@ -94,6 +100,11 @@ def _atoms_or_own(items: Any) -> bool:
     return True
 
 
+def _from_project_caller() -> bool:
+    """The marked function that asks (keep's caller) was called by project code the runtime has seen."""
+    return bool(_CALLERS) and id(sys._getframe(3).f_code) in _CALLERS
+
+
 def _buffer_keeper(keeper: Any) -> bool:
     """An array or tensor (or a type not hashed here: the runtime decides)."""
     kind = type(keeper)
@@ -106,7 +117,8 @@ def keep(value: Any, keeper: Any, watch: bool = True, loop_site: int | None = No
     write into *keeper* may matter (False for a container the function made and has not let out);
     *loop_site*, *site*: the value is an item of that loop, kept at *site* (see the module)."""
     kind = type(value)
-    if (loop_site is not None and loop_site in _FED and _hashed_as_type(kind) and kind in _HELD
+    if (loop_site is not None and (loop_site in _FED or (loop_site == -2 and _from_project_caller()))
+            and _hashed_as_type(kind) and kind in _HELD
             and id(keeper) not in _WATCHED and not _buffer_keeper(keeper) and _SEEN.get(site, _NOLAST)[0] != id(value)):
         _SEEN[site] = _Last((id(value), 1, False))
         return False
@@ -170,6 +182,8 @@ def refilled(value: Any, anyhow: bool = False, _getrefcount: Any = sys.getrefcou
     kind = type(value)
     if not (kind is dict or kind is list or kind is set or kind is bytearray or buffer(value)):
         return False
+    if _CLEAN and id(value) in _CLEAN:
+        return False  # handed out before and not written since: no refill to tell
     return anyhow or _getrefcount(value) > 3
 
 
@@ -195,10 +209,39 @@ def passes(site: int, callee: Any, *names: Any) -> bool:
     if callee is None:
         return True
     ref = _QUIET.get(site)
+    if type(ref) is tuple and len(ref) == 4:  # ``obj.name(...)``: the function obj's class binds, unhidden
+        kind, name, function, _ = ref
+        return kind() is not type(callee) or instance_method(callee, name) is not function()
     if type(ref) is tuple:  # ``owner.name(...)``: the owner's entry for the name, read as type() reads it
         owner, name, function = ref
         return owner() is not callee or _entry(callee, name) is not function()
     return type(ref) is not weakref.ReferenceType or ref() is not callee
+
+
+_generic_getattr = object.__getattribute__
+
+
+def instance_method(obj: Any, name: str) -> Any:
+    """The plain function ``obj.name`` binds, found as the interpreter finds it and running nothing of
+    the program's; None when that cannot be told so. Only for a class whose attribute lookup is the
+    generic one (no ``__getattribute__`` nor ``__getattr__`` of its own along the MRO): its entry for
+    *name* must be a plain function (no descriptor of the program's runs), and the generic lookup,
+    which looks at the instance's own attributes first (read in place, not materialised), must give
+    that function bound to *obj*: an attribute of the instance's own hides it."""
+    found = None
+    for base in _MRO(type(obj)):
+        space = _CLASS_DICT(base)
+        if found is None:
+            found = space.get(name)
+        if base is not object and ("__getattribute__" in space or "__getattr__" in space):
+            return None
+    if type(found) is not types.FunctionType:
+        return None
+    try:
+        bound = _generic_getattr(obj, name)
+    except Exception:
+        return None
+    return found if type(bound) is types.MethodType and bound.__func__ is found and bound.__self__ is obj else None
 
 
 _MRO = type.__dict__["__mro__"].__get__  # read as type itself reads them: no metaclass's code runs

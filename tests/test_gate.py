@@ -56,7 +56,8 @@ def both() -> Iterator[tuple[_State, _State]]:
         for impl in {gate, boundary._gates}:
             impl.configure(boundary.ATOMS, boundary.BUFFERS, boundary.WATCHED, boundary.FED, boundary.HELD,
                            boundary.SEEN, boundary._Last, boundary.QUIET_WIDTH, boundary.generator_loop)
-            impl.configure_calls(boundary.UNBOUND, boundary.UNPASSED, boundary.QUIET, boundary.PENDING, boundary.OWN)
+            impl.configure_calls(boundary.UNBOUND, boundary.UNPASSED, boundary.QUIET, boundary.PENDING, boundary.OWN,
+                                 boundary.CLEAN, boundary.CALLERS)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -395,6 +396,94 @@ def test_passes_knows_an_owners_method_that_kept_nothing(both: tuple[_State, _St
         module.build = build  # type: ignore[attr-defined]
         answers.append((before, after))
     assert answers[0] == answers[1] == ((False, False, False, True, True), (True, True, True))
+
+
+def test_passes_knows_an_instances_method_that_kept_nothing(both: tuple[_State, _State]) -> None:
+    """``state.append_token(t)``: once the runtime found the function an instance's class binds kept
+    nothing at a site, the gate skips the call for any instance of that very class while its MRO entry
+    is still that function and no attribute of the instance's own hides it, found as the generic lookup
+    finds it (no descriptor, ``__getattr__`` or ``__getattribute__`` of the program's runs). A subclass,
+    a class with its own ``__getattr__``, a hiding attribute or a rebound method asks again."""
+    import weakref
+
+    class State:
+        def append_token(self, token: Any) -> None:
+            pass
+
+    class Sub(State):
+        pass
+
+    class Lookup(State):
+        def __getattr__(self, name: str) -> Any:
+            raise AttributeError(name)
+
+    function = State.__dict__["append_token"]
+    assert gate.instance_method(State(), "append_token") is function
+    assert gate.instance_method(Lookup(), "append_token") is None  # its own lookup decides
+    answers = []
+    for state in both:
+        impl = state.impl
+        quiet: dict[int, Any] = {7: (weakref.ref(State), "append_token", weakref.ref(function), True),
+                                 8: (weakref.ref(Lookup), "append_token", weakref.ref(function), True)}
+        impl.configure_calls(set(), set(), quiet, {})
+        one, hidden = State(), State()
+        hidden.append_token = print  # type: ignore[method-assign]
+        before = (impl.passes(7, one, []), impl.passes(7, State(), []), impl.passes(7, Sub(), []),
+                  impl.passes(7, hidden, []), impl.passes(8, Lookup(), []))
+        State.append_token = lambda self, token: None  # type: ignore[method-assign]
+        after = impl.passes(7, one, [])
+        State.append_token = function  # type: ignore[method-assign]
+        answers.append((before, after))
+    assert answers[0] == answers[1] == ((False, False, True, True, True), True)
+
+
+def test_refilled_is_not_asked_again_of_what_was_handed_out_and_not_written_since(
+        both: tuple[_State, _State]) -> None:
+    """``return chars`` of a cached set, 700k times in mistune: once the runtime saw it handed out, its
+    id is clean until the project writes into it, and the gate answers no without a call."""
+    answers = []
+    for state in both:
+        clean: set[int] = set()
+        state.impl.configure_calls(set(), set(), {}, {}, set(), clean)
+        row, holder = {"id": 1}, []
+        holder.append(row)  # something besides the function's name refers to it
+        first = state.impl.refilled(row)
+        clean.add(id(row))
+        handed = (state.impl.refilled(row), state.impl.refilled(row, True))
+        clean.discard(id(row))  # the project wrote into it
+        answers.append((first, handed, state.impl.refilled(row)))
+    assert answers[0] == answers[1] == (True, (False, False), True)
+
+
+def _marked_keep(impl: Any, value: Any, keeper: Any) -> Any:
+    """A marked function keeping its parameter: ``keeper.append(value)``'s gate question."""
+    return impl.keep(value, keeper, True, -2, 9)
+
+
+def _project_caller(impl: Any, value: Any, keeper: Any) -> Any:
+    return _marked_keep(impl, value, keeper)
+
+
+def test_a_parameter_the_project_passed_becomes_the_sites_last_without_a_call(
+        both: tuple[_State, _State]) -> None:
+    """``self.tokens.append(token)`` called by the project (its caller's code seen by the runtime): a
+    dict or list parameter not the site's last becomes it in the gate, as a fed loop's item does; the
+    same object again, another caller, or a watched keeper go on to the runtime."""
+    answers = []
+    for state in both:
+        callers = {id(_project_caller.__code__)}
+        state.impl.configure_calls(set(), set(), {}, {}, set(), set(), callers)
+        keeper: list[Any] = []
+        token = {"type": "text", "raw": "a"}
+        held = [token]  # the caller's list holds it too: not a dict only the keeper holds
+        fresh = _project_caller(state.impl, token, keeper)
+        seen = state.seen.get(9)
+        again = _project_caller(state.impl, token, keeper)
+        other = _marked_keep(state.impl, {"type": "text", "raw": "b", "x": held}, keeper)  # an unknown caller
+        state.impl.watch((id(keeper),))
+        watched = _project_caller(state.impl, {"raw": "c", "x": held}, keeper)
+        answers.append((fresh, seen == (id(token), 1, False), again, other, watched))
+    assert answers[0] == answers[1] == (False, True, True, True, True)
 
 
 def test_returning_asks_only_about_an_array_something_else_holds(both: tuple[_State, _State]) -> None:

@@ -70,6 +70,7 @@ MADE = -3
 # A kept value's source when it is a name the keeping loop writes into and does not bind again: one
 # object refilled and kept at each turn (``row["id"] = i; rows.append(row)``).
 REUSED = -4
+PARAMETER = -2  # a kept value's source when it is the keeping function's parameter: its caller decides
 _DISPLAYS = (ast.List, ast.Dict, ast.Set, ast.Tuple)
 # Builtins whose result is an atom whatever they are given (C makes it: an int, a bool, a str).
 _ATOM_CALLS = frozenset({"len", "id", "hash", "isinstance", "issubclass", "callable", "ord", "chr", "bool"})
@@ -429,7 +430,7 @@ class Marker(ast.NodeTransformer):
         self.fresh_yields = _fresh_yields(nodes) if generator else set()
         self.reused = _reused_keeps(nodes) if self.refilled else set()
         for arg in (*positional, *signature.kwonlyargs):
-            self.given[arg.arg] = ("", -2)  # a parameter: the caller decides where it came from
+            self.given[arg.arg] = ("", PARAMETER)  # the caller decides where it came from
         if method and positional:  # a project class's own instance: what it holds is the project's
             self.given[positional[0].arg] = ("", MADE)
         try:
@@ -484,7 +485,7 @@ class Marker(ast.NodeTransformer):
         saved, saved_atoms = dict(self.given), self.atoms
         args = node.args
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-            self.given[arg.arg] = ("", -2)
+            self.given[arg.arg] = ("", PARAMETER)
         self.atoms = self.atoms - {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
                                                     args.kwarg) if a}
         try:
@@ -932,7 +933,9 @@ class Marker(ast.NodeTransformer):
             only = _watched(keeper)
         if source == REUSED:  # a dict, list, set, bytearray or buffer the loop refills, whatever its count
             only = ast.BoolOp(ast.Or(), [_template("REFILLED(V, True)", V=copy.copy(value)), only])
-        if source >= 0 and not atom:  # an item of a loop: the gate's fed-loop path (aliascheck.gate)
+        if (source >= 0 or source == PARAMETER) and not atom:
+            # an item of a loop, or a parameter: the gate's fed-loop path (aliascheck.gate), which for a
+            # parameter needs the function's caller to be the project's
             only = ast.Call(_rt("GATE"), [copy.copy(value), copy.copy(keeper), ast.Constant(not private),
                                           ast.Constant(source), ast.Constant(site)], [])
         st.call("kept", keeper, value, ast.Constant(site), ast.Constant(True), ast.Constant(attr), root,

@@ -359,6 +359,7 @@ def start(ledger: Any) -> None:
     _gates.unwatch()
     SEEN.clear()
     QUIET.clear()
+    CLEAN.clear()
     for module, names in (("torch", ("Tensor",)), ("torch.nn", ("Parameter",)), ("numpy", ("ndarray",))):
         loaded = sys.modules.get(module)
         for name in names:
@@ -373,6 +374,7 @@ def stop() -> None:
     _gates.unwatch()
     SEEN.clear()
     QUIET.clear()
+    CLEAN.clear()
 
 
 def _watch(obj: Any) -> list[int]:
@@ -403,6 +405,8 @@ def wrote(target: Any, root: Any = None) -> None:
 def _written_by_project(target: Any, root: Any) -> None:
     t = _test
     t.written[id(target)] = t.epoch
+    if CLEAN:
+        CLEAN.discard(id(target))  # its next return or yield is told again
     if t.foreign and mutability.is_buffer(target) and (span := _address(target)) is not None:
         frame = _project_frame()
         t.written_memory[span] = (t.epoch, id(frame.f_code) if frame is not None else 0)
@@ -521,7 +525,10 @@ def _made(source: int) -> bool:
     if source == -2:
         frame = _project_frame()
         caller = frame.f_back if frame is not None else None
-        return caller is not None and _in_project(caller.f_code.co_filename)
+        if caller is None or not _in_project(caller.f_code.co_filename):
+            return False
+        CALLERS.add(id(caller.f_code))  # the marked code's gate tells this caller's next keeps itself
+        return True
     return False
 
 
@@ -595,6 +602,7 @@ def _handed_again(value: Any, site: int, producer: Any, verb: str) -> None:
     refs = sys.getrefcount(value)
     state = t.yields.get(key)
     t.epoch += 1
+    CLEAN.add(key)  # not told again until the project writes into it (REFILLED answers no till then)
     if state is None or state[0] != code:
         t.yields[key] = (code, t.epoch, refs)
         _gates.watch((key,))  # the generator's own writes into it are told from now on, and by whom
@@ -1895,6 +1903,7 @@ def begin() -> None:
     _gates.unwatch()
     SEEN.clear()
     QUIET.clear()
+    CLEAN.clear()
     OWN.clear()
 
 
@@ -2021,6 +2030,10 @@ _counts: dict[int, tuple[list[int], list[int]]] = {-1: ([], [])}
 # site -> its one callee, when it is the project's own and nothing was handed out in this test: the
 # marked code calls before() again only for another callee (a weak reference: it keeps nothing alive).
 QUIET: dict[int, Any] = {}
+CLEAN: set[int] = set()  # ids returned or yielded and not written since (the marked code's REFILLED: no)
+# ids of the project's code objects seen calling a function that keeps its parameter: the gate makes
+# such a parameter the site's last itself (:func:`_made`, aliascheck.gate.keep). Code lives on: never cleared.
+CALLERS: set[int] = set()
 
 PENDING = _counts  # the marked code calls after only for a site before recorded (PENDED)
 HANDED_ITEMS = 64  # a list or dict argument: its own dicts and lists are looked at, this many at most
@@ -2082,7 +2095,7 @@ def _configure_gates() -> None:
     module, by a test of the program's or pytester's own, must not leave the gates reading its sets)."""
     for impl in {gate, _gates}:
         impl.configure(ATOMS, BUFFERS, WATCHED, FED, HELD, SEEN, _Last, QUIET_WIDTH, generator_loop)
-        impl.configure_calls(UNBOUND, UNPASSED, QUIET, PENDING, OWN)
+        impl.configure_calls(UNBOUND, UNPASSED, QUIET, PENDING, OWN, CLEAN, CALLERS)
 
 
 _configure_gates()
@@ -2118,8 +2131,11 @@ def before(site: int, argsets: tuple[tuple[Any, ...], ...], callees: tuple[Any, 
             one = given[0]
             if type(one) is not tuple:
                 QUIET[site] = weakref.ref(callees[0])
-            elif _weak(type(one[0])):
-                QUIET[site] = (weakref.ref(one[0]), one[1], weakref.ref(callees[0]))
+            elif type(one[0]) is types.ModuleType or issubclass(type(one[0]), type):
+                if _weak(type(one[0])):
+                    QUIET[site] = (weakref.ref(one[0]), one[1], weakref.ref(callees[0]))
+            else:  # an instance's method: while its class's entry is this function and no attribute hides it
+                QUIET[site] = (weakref.ref(type(one[0])), one[1], weakref.ref(callees[0]), True)
         return
     parts = _handed_parts(argsets)
     if not parts:
@@ -2150,7 +2166,8 @@ def _resolved(callee: Any) -> Any:
             found = _CLASS_DICT(base).get(name)
             if found is not None:
                 return found.__func__ if type(found) in (classmethod, staticmethod) else found
-    return None  # an instance's method: its own attributes may shadow the class's (unknown)
+        return None
+    return gate.instance_method(owner, name)  # ``state.append_token(t)``: the function it binds, or None
 
 
 _MRO, _CLASS_DICT = rules.MRO, rules.CLASS_DICT  # read as type itself reads them
