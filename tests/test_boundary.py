@@ -2989,3 +2989,39 @@ def test_a_yielded_buffer_the_projects_loop_keeps_inside_a_tuple(pytester: pytes
     """)
     assert flagged(result) == {"test_pairs_kept_in_a_list", "test_pairs_kept_in_a_dict"}, result.stdout.str()
     result.stdout.fnmatch_lines(["*a tuple holds a live ndarray (yielded by frames()), changed after it was kept*"])
+
+
+def test_a_name_the_loop_head_binds_is_not_one_object_refilled() -> None:
+    """``row["n"] = 1; rows.append(row)`` is one object refilled only when nothing binds ``row`` at each
+    turn: a ``for`` target or a walrus in a ``while`` test (``while (row := await q.get()) is not
+    None``) binds a new one, and the keep is asked as any other (the asyncio pipeline recorded every
+    item when the walrus was missed)."""
+    import ast
+
+    from aliascheck.boundary import rewrite
+
+    def marked(source: str) -> str:
+        tree = ast.parse(textwrap.dedent(source))
+        rewrite.mark(tree, base=0)
+        return ast.unparse(tree)
+
+    refilled = "REFILLED(row, True)"
+    assert refilled in marked("""
+        def f(q, rows):
+            row = {}
+            while q:
+                row["n"] = q.pop()
+                rows.append(row)
+    """)
+    assert refilled not in marked("""
+        async def f(q, rows):
+            while (row := await q.get()) is not None:
+                row["n"] = 1
+                rows.append(row)
+    """)
+    assert refilled not in marked("""
+        def f(items, rows):
+            for row in items:
+                row["n"] = 1
+                rows.append(row)
+    """)

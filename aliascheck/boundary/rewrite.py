@@ -1260,8 +1260,7 @@ def _reused_keeps(nodes: Iterable[ast.AST]) -> set[int]:
         written = _refilled(inner)
         if not written:
             continue
-        bound = _binders(inner) | (_binders(list(ast.walk(loop.target)))
-                                   if isinstance(loop, (ast.For, ast.AsyncFor)) else set())
+        bound = _binders(inner) | _loop_binders(loop)
         stored = frozenset(_stored_into(inner))
         for node in inner:
             value: ast.expr | None = None
@@ -1278,6 +1277,13 @@ def _reused_keeps(nodes: Iterable[ast.AST]) -> set[int]:
             if isinstance(value, ast.Name) and value.id in names and value.id not in bound:
                 reused.add(id(value))
     return reused
+
+
+def _loop_binders(loop: ast.For | ast.AsyncFor | ast.While) -> set[str]:
+    """What a loop binds at each turn outside its body: a ``for`` target, or a walrus in a ``while``
+    test (``while (item := await q.get()) is not None``)."""
+    head = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else loop.test
+    return _binders(_scope_nodes([ast.Expr(head)]))
 
 
 def _stored_into(nodes: Iterable[ast.AST]) -> set[str]:
@@ -1303,8 +1309,7 @@ def _fresh_yields(nodes: Iterable[ast.AST]) -> set[int]:
         if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
             continue
         inner = _scope_nodes(loop.body)
-        bound = _binders(inner) | (_binders(list(ast.walk(loop.target)))
-                                   if isinstance(loop, (ast.For, ast.AsyncFor)) else set())
+        bound = _binders(inner) | _loop_binders(loop)
         fresh.update(id(n) for n in inner if isinstance(n, ast.Yield) and isinstance(n.value, ast.Name)
                      and n.value.id in bound)
     return fresh
