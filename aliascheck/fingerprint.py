@@ -18,6 +18,7 @@ marking what it cannot read, so a fingerprint never raises.
 
 from __future__ import annotations
 
+import base64
 import copyreg
 import io
 import pickle
@@ -33,7 +34,12 @@ import aliascheck.handlers as handlers
 import aliascheck.mutability as mutability
 import aliascheck.shadow as shadow
 
+# Imported here, never inside a function: an import statement in a function calls builtins.__import__
+# at each run, which a program may have replaced (dill's __diff memorises every module through it).
+from .canonical import canonical_digest
+from .diff import diff, iter_leaves
 from .handlers import register_handler
+from .walk import walk
 
 __all__ = ["Fingerprint", "Limits", "fingerprint", "register_handler"]
 
@@ -83,7 +89,6 @@ class Fingerprint(NamedTuple):
             return NotImplemented
         if self.digest == other.digest:
             return True
-        from .diff import diff
 
         return not diff(self, other)
 
@@ -99,12 +104,10 @@ class Fingerprint(NamedTuple):
 
     def canonical_digest(self) -> str:
         """A hex digest independent of dict order, hash seed and object identity."""
-        from .canonical import canonical_digest
 
         return canonical_digest(self.shadow())
 
     def to_json(self) -> dict[str, Any]:
-        import base64
 
         return {
             "digest": self.digest.hex(),
@@ -117,7 +120,6 @@ class Fingerprint(NamedTuple):
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Fingerprint:
-        import base64
 
         detail = data.get("detail")
         return cls(
@@ -130,7 +132,6 @@ class Fingerprint(NamedTuple):
 
     def unverifiable(self) -> list[tuple[str, str]]:
         """(path, type name) of every part that could not be read."""
-        from .diff import iter_leaves
 
         return [
             (path, _unverifiable_text(leaf))
@@ -268,7 +269,6 @@ def fingerprint(obj: Any, limits: Limits = DEFAULT_LIMITS, seen: list[Any] | Non
         if reductions is not None:
             reductions.clear()
         # RecursionError included: the walk has its own depth limit.
-        from .walk import walk
 
         exact = False
         tree, opaque, truncated = walk(obj, limits)

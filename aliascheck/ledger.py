@@ -33,7 +33,7 @@ import threading
 import weakref
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import aliascheck.handlers as handlers
 import aliascheck.judge as judge
@@ -42,15 +42,13 @@ import aliascheck.probe as probe
 import aliascheck.sites as sites
 
 from .config import match
+from .diff import Change
 from .findings import Finding
 from .fingerprint import Fingerprint, fingerprint
 from .judge import SHARED_DEPTH, SHARED_LIMIT
 from .kinds import LOAD_METHODS, kind_of
 from .records import Record, Settings, Stats, weak
 from .shadow import qualname_of
-
-if TYPE_CHECKING:
-    from .diff import Change
 
 MAX_PATHS = 20  # changed paths reported per snapshot; the rest are counted
 MAX_TEXT = 200  # characters of a value shown in a finding
@@ -596,7 +594,6 @@ class Ledger:
     def _note_unverifiable(self, rec: Record) -> None:
         if rec.fp.verifiable:
             return
-        from .diff import Change
 
         fresh = []
         for path, what in rec.fp.unverifiable():

@@ -6,12 +6,15 @@ without ``--aliascheck`` (one per test) and ``aliascheck check`` (one per run).
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
 from typing import Any
 
 from . import processes
 from .adapters import Adapters
 from .config import Options
+from .diff import Change
 from .discovery import Discovery
 from .findings import Finding
 from .ledger import Ledger, Settings, Stats, pop, push, swap
@@ -114,9 +117,7 @@ class Session:
         self.tests += 1
         self.ledger.begin(test, ignore)
         if self.options.boundary == "on":
-            import aliascheck.boundary.runtime as boundary
-
-            boundary.begin()
+            _module("aliascheck.boundary.runtime").begin()
         if self.spool is not None:
             self.spool.set_test(test)
 
@@ -127,20 +128,15 @@ class Session:
             return []
         led.owning = False
         try:
-            import aliascheck.harness as harness
-
+            harness = _module("aliascheck.harness")
             self.step_roots(harness.select_roots([r for r in led.roots.values() if led.built_now(r)]), steps)
             self.adapters.teardown(led)
             if self.options.boundary == "on":
-                import aliascheck.boundary.runtime as boundary
-
-                boundary.judge_all()
+                _module("aliascheck.boundary.runtime").judge_all()
             led.verify_all("teardown")
             found = led.drain()
         finally:
-            import aliascheck.sites as sites
-
-            sites.release_test_frames()
+            _module("aliascheck.sites").release_test_frames()
             self._absorb()
             led.end()
         found += self._from_children(led.test)
@@ -180,9 +176,7 @@ class Session:
 
     def step_roots(self, roots: list[Any], steps: int, check: str = "teardown") -> list[Finding]:
         """Step each root; a root that could not be stepped is an ``unverifiable`` note (also in the ledger)."""
-        import aliascheck.harness as harness
-
-        from .diff import Change
+        harness = _module("aliascheck.harness")
 
         notes: list[Finding] = []
         for root in roots:
@@ -213,3 +207,10 @@ class Session:
     def _absorb(self) -> None:
         self.stats.merge(self.ledger.stats)
         self.ledger.stats = Stats()
+
+
+def _module(name: str) -> Any:
+    """An aliascheck module a test's begin or end needs, loaded once: never through an import statement
+    in a function, which calls ``builtins.__import__``, a hook the program may have replaced (dill's
+    ``__diff`` memorises every module through it), at each test."""
+    return sys.modules.get(name) or importlib.import_module(name)

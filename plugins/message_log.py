@@ -16,6 +16,7 @@ import _queue
 import concurrent.futures._base as _cf_base
 import concurrent.futures.process as _cf_process
 import concurrent.futures.thread as _cf_thread
+import gc
 import io
 import itertools
 import multiprocessing.connection as _mp_connection
@@ -31,6 +32,7 @@ import aliascheck.gate as gate
 import aliascheck.judge as judge
 import aliascheck.ledger as _ledger
 import aliascheck.mutability as mutability
+import aliascheck.probe as probe
 import aliascheck.records as records
 import aliascheck.sites as sites
 from aliascheck.fingerprint import fingerprint
@@ -562,11 +564,7 @@ def _taken_off(rec: Record, message: Any) -> None:
 
 def _buffers_in(value: Any, levels: int = 3, width: int = 4096) -> list[Any]:
     """The tensors and arrays in *value*'s first *levels* of dicts, lists and tuples (C-level reads)."""
-    import gc
-
-    from aliascheck.probe import _owned_buffer_types
-
-    kinds = _owned_buffer_types()
+    kinds = probe._owned_buffer_types()
     if not kinds:
         return []
     if type(value) in kinds:

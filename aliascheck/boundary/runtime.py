@@ -39,7 +39,7 @@ import aliascheck.guard as guard
 import aliascheck.instrument as instrument
 import aliascheck.sites as sites
 
-from .. import mutability
+from .. import mutability, probe
 from ..diff import Change, diff
 from ..fingerprint import Fingerprint, fingerprint
 from ..kinds import KEPT_AGAIN, LOAD_METHODS, STATE_METHODS
@@ -381,7 +381,7 @@ def _watch(obj: Any) -> list[int]:
     """The project's writes into *obj* and its parts matter from now on: their ids."""
     ids = [id(obj)]
     if type(obj) in _PLAIN or mutability.has_attributes(obj):
-        from ..probe import reachable
+        reachable = probe.reachable
 
         try:
             ids += map(id, reachable(obj, depth=4))
@@ -714,10 +714,9 @@ def _current_task() -> Any:
     """Who runs now in a context copy: the asyncio task, else the :class:`contextvars.Context` this
     thread runs a call in (``asyncio.to_thread``, ``Thread(target=ctx.run, ...)``), else None (the
     creator's plain code)."""
+    asyncio = sys.modules.get("asyncio")  # never imported here: an import runs the program's __import__ hook
     try:
-        import asyncio
-
-        task = asyncio.current_task()
+        task = asyncio.current_task() if asyncio is not None else None
     except RuntimeError:  # no running loop
         task = None
     return task if task is not None else getattr(_RUNNING, "context", None)
@@ -783,7 +782,7 @@ def _report_read(then: Fingerprint, now: Fingerprint, var: Any, task: Any, check
     at the project's statement that read it (the caller's caller's caller)."""
     changes = diff(then, now, collapse=True, reads=True)
     if changes and _ledger is not None:
-        import asyncio
+        asyncio = sys.modules["asyncio"]  # a task's read: loaded
 
         where = capture(4)
         # The base class's name: a task factory's subclass is the program's code. A context a thread
@@ -1091,8 +1090,7 @@ def _views_alive(view: Any) -> int:
     """References to the memory's owner: a numpy view's (collapsed) base, a tensor's storage users."""
     if type(view).__module__.startswith("numpy"):
         return sys.getrefcount(view.base)
-    import torch
-
+    torch = sys.modules["torch"]  # a tensor's: loaded (an import would run the program's __import__ hook)
     return torch._C._storage_Use_Count(view.untyped_storage()._cdata)
 
 
@@ -1391,7 +1389,7 @@ def _scalar(value: Any) -> bool:
 
 
 def _fresh(value: Any) -> bool:
-    from ..probe import KEPT_WIDTH, fresh
+    KEPT_WIDTH, fresh = probe.KEPT_WIDTH, probe.fresh
 
     try:
         return fresh(value, width=KEPT_WIDTH)
@@ -1453,8 +1451,7 @@ def _view(value: Any) -> bool:
             return value.base is not None
         if value._base is not None:
             return True
-        import torch
-
+        torch = sys.modules["torch"]  # a tensor's: loaded
         # The storage object made here counts once: more than two users is another tensor's memory.
         # Not resizable: memory torch did not allocate (torch.from_numpy, torch.as_tensor of an array,
         # torch.frombuffer: a DataLoader's item with no batching), its owner's.
@@ -1607,7 +1604,7 @@ def _by_project(rec: Record, epoch: int) -> bool:
         return False
     producer = rec.adopter.producer if type(rec.adopter) is _Keep else None
     writers = _test.writers
-    from ..probe import reachable
+    reachable = probe.reachable
 
     try:
         parts = [rec.obj, *reachable(rec.obj, depth=4)]
@@ -1646,7 +1643,7 @@ def _holds_foreign_memory(value: Any) -> bool:
     """A dict or list (its first three levels, each of at most :data:`_MEMORY_WIDTH` references) holding
     an array or tensor over memory it does not own alone: shared memory another process writes (a
     ``torch.multiprocessing`` queue's tensors), an array's memory under a tensor."""
-    from ..probe import _owned_buffer_types
+    _owned_buffer_types = probe._owned_buffer_types
 
     buffers = _owned_buffer_types()
     if not buffers:  # neither torch nor numpy imported: nothing can view memory
