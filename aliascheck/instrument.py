@@ -55,6 +55,22 @@ def patch(cls: type | ModuleType, name: str, make: Callable[[Any], Any]) -> Call
     return undo
 
 
+def patch_entry(table: dict[Any, Any], key: Any, make: Callable[[Any], Any]) -> Callable[[], None]:
+    """Replace ``table[key]`` (a pickler's dispatch table) by ``make(original)``; returns the undo,
+    which puts the original back only while the entry is still the wrapper. Nothing when absent."""
+    original = table.get(key)
+    if original is None:
+        return lambda: None
+    wrapper = make(original)
+    table[key] = wrapper
+
+    def undo() -> None:
+        if table.get(key) is wrapper:
+            table[key] = original
+
+    return undo
+
+
 def undo_all(undos: Sequence[Callable[[], None]]) -> Callable[[], None]:
     """One undo for several, run last first so that patches unwind in reverse order."""
 

@@ -46,7 +46,7 @@ from aliascheck.config import match
 from aliascheck.diff import Change
 from aliascheck.fresh import changed_names, class_state, pickled_state, state_changes
 from aliascheck.hookspecs import hookimpl
-from aliascheck.instrument import patch
+from aliascheck.instrument import patch, patch_entry
 from aliascheck.shadow import qualname_of
 
 REQUIRES = "cloudpickle"
@@ -82,21 +82,15 @@ def aliascheck_install(options: Any) -> Callable[[], None]:
 def _plain_code_pickled() -> Callable[[], None]:
     """Code objects reduced as compiled without marking; the undo puts cloudpickle's reducer back."""
     table: dict[Any, Any] = getattr(_cp.Pickler, "_dispatch_table", {})
-    original = table.get(types.CodeType)
-    if original is None:
-        return lambda: None
 
-    @functools.wraps(original)
-    def _code_reduce(obj: Any) -> Any:
-        return original(plain_code(obj))
+    def make(original: Any) -> Any:
+        @functools.wraps(original)
+        def _code_reduce(obj: Any) -> Any:
+            return original(plain_code(obj))
 
-    table[types.CodeType] = _code_reduce
+        return _code_reduce
 
-    def undo() -> None:
-        if table.get(types.CodeType) is _code_reduce:
-            table[types.CodeType] = original
-
-    return undo
+    return patch_entry(table, types.CodeType, make)
 
 
 def _tracking(original: Any) -> Any:

@@ -29,40 +29,26 @@ import dill.detect as _detect
 
 from aliascheck.boundary.rewrite import RUNTIME, plain_code
 from aliascheck.hookspecs import hookimpl
-from aliascheck.instrument import patch
+from aliascheck.instrument import patch, patch_entry, undo_all
 
 REQUIRES = "dill"
 
 
 @hookimpl
 def aliascheck_install(options: Any) -> Callable[[], None]:
-    undos = [_plain_code_saved(), patch(_detect, "globalvars", _without_runtime)]
-
-    def undo() -> None:
-        for one in reversed(undos):
-            one()
-
-    return undo
+    dispatch: dict[Any, Any] = getattr(_dill.Pickler, "dispatch", {})
+    return undo_all([patch_entry(dispatch, types.CodeType, _plain_code_saved),
+                     patch(_detect, "globalvars", _without_runtime)])
 
 
-def _plain_code_saved() -> Callable[[], None]:
-    """Code objects saved as compiled without marking; the undo puts dill's saver back."""
-    table: dict[Any, Any] = getattr(_dill.Pickler, "dispatch", {})
-    original = table.get(types.CodeType)
-    if original is None:
-        return lambda: None
+def _plain_code_saved(original: Any) -> Any:
+    """Code objects saved as compiled without marking."""
 
     @functools.wraps(original)
     def save_code(pickler: Any, obj: Any) -> Any:
         return original(pickler, plain_code(obj))
 
-    table[types.CodeType] = save_code
-
-    def undo() -> None:
-        if table.get(types.CodeType) is save_code:
-            table[types.CodeType] = original
-
-    return undo
+    return save_code
 
 
 def _without_runtime(original: Any) -> Any:
