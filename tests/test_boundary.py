@@ -1724,6 +1724,19 @@ PROJECT_HISTORY = """
             owner[x] = group
         assert owner[1] is owner[3] and owner[1] == [1, 2, 3]
 
+    def test_a_row_a_nested_function_binds_anew():
+        row, rows = {}, []
+
+        def fresh():
+            nonlocal row
+            row = {}
+
+        for i in range(3):
+            fresh()  # the source shows no binding in the loop: the new object at the keep does
+            row["i"] = i
+            rows.append(row)
+        assert [r["i"] for r in rows] == [0, 1, 2]
+
     def test_one_record_in_two_indexes_updated_through_either():
         by_id, items = {}, []
         for i in range(3):
@@ -1779,7 +1792,7 @@ def test_one_object_kept_again_at_one_line_is_a_history_whoever_wrote_it(pyteste
     result = run(pytester, PROJECT_HISTORY)
     assert flagged(result) == {"test_history_of_the_trackers_one_dict", "test_metrics_by_step_in_a_dict",
                                "test_running_totals_kept_at_each_turn", "test_rows_of_one_row"}
-    assert len(outcomes(result)) == 14
+    assert len(outcomes(result)) == 15
     result.stdout.fnmatch_lines([
         "*history holds one live dict 4 times (handed out by t.update(1.0 / (i + 1))), changed after it was "
         "kept: history[[]0[]][[]'loss'[]]: 1.0 -> 0.5*",

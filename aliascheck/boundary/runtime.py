@@ -267,6 +267,7 @@ class _Test:
         self.writers: dict[int, int] = {}  # id -> id of the code of the function that wrote it last
         self.produced: set[int] = set()  # ids whose writer is told (a generator's yielded or kept items)
         self.tuples_looked: set[int] = set()  # yield sites whose tuple holders a project loop built were looked for
+        self.not_reused: set[int] = set()  # REUSED keep sites that kept a new object after all (_reused)
         self.rebinding: Any = None  # a name's new value while its old one is judged (same_parts_again)
         self.fresh: tuple[Record, Fingerprint] | None = None  # the last record judged, and its value then
         # id of an array or tensor a project generator yielded -> (the generator's code id, the
@@ -453,6 +454,10 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
     kind = type(value)
     if kind in mutability.ATOMS or (source == MADE and not _buffer_type(kind)):  # an atom, the project's own cells
         return
+    if source == REUSED and not _reused(site, value):
+        source = MADE  # a new object at the line after all: the project's own cells
+        if not _buffer_type(kind):
+            return
     if source == REUSED:
         if kind in _REFILLABLE or _buffer_type(kind):
             # One object the keeping loop writes and keeps at each turn: recorded from its first keep,
@@ -535,6 +540,21 @@ def _made(source: int) -> bool:
 MADE = -3  # a kept value's source when the project built it from its own parts (aliascheck.boundary.rewrite.MADE)
 REUSED = -4  # ... when the keeping loop refills it and keeps it at each turn (aliascheck.boundary.rewrite.REUSED)
 _REFILLABLE = (dict, list, set, bytearray)
+
+
+def _reused(site: int, value: Any) -> bool:
+    """Is a REUSED keep at *site* still one object kept again? The source says so; a new object at the
+    line after all (a name bound in a way the source does not show: ``exec``, a nested function's
+    ``nonlocal``) makes it the project's own value from then on, so a loop of new objects costs one
+    record, not one per turn."""
+    t = _test
+    if site in t.not_reused:
+        return False
+    last = t.seen.get(site)
+    if last is not None and not last.holds(value):
+        t.not_reused.add(site)
+        return False
+    return True
 REFILLED_BY_LOOP = "written by the loop that keeps it"
 FED: set[int] = set()  # loop sites whose iterable (at the loop's last start) is one of the project's own generators
 PRODUCERS: dict[int, int] = {}  # FED's loop site -> the id of its generator's code (the writer of what it yields)
