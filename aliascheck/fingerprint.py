@@ -19,11 +19,9 @@ marking what it cannot read, so a fingerprint never raises.
 from __future__ import annotations
 
 import base64
-import copyreg
 import io
 import pickle
 import threading
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -31,7 +29,6 @@ import xxhash
 
 import aliascheck.guard as guard
 import aliascheck.handlers as handlers
-import aliascheck.mutability as mutability
 import aliascheck.shadow as shadow
 
 # Imported here, never inside a function: an import statement in a function calls builtins.__import__
@@ -156,7 +153,7 @@ class _Pickler(pickle.Pickler):
     def reducer_override(self, obj: Any) -> Any:
         handler = handlers.handler_for(type(obj))
         if handler is None:
-            return _plain_reduction(obj)
+            return handlers.plain_reduction(obj)
         if self.then is not None and (reduced := self.then.get(id(obj))) is not None:
             return reduced
         if self.seen is not None and isinstance(obj, self.seen_types):
@@ -208,44 +205,6 @@ def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...]
             _local.pickler = pickler
 
 
-_OBJECT_STATE = getattr(object, "__getstate__", None)
-# Weak: a class's module lives on otherwise. One entry from the start: its table is tracked by gc then.
-_plain: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary([(mutability.Seed, False)])
-
-
-def _plain_reduction(obj: Any) -> Any:
-    """An instance of a class that keeps pickle's defaults, reduced as ``object.__reduce_ex__``
-    would (a new instance, its attribute dict) but without asking the object anything: its
-    ``__reduce_ex__``, ``__getstate__``, ``__class__`` and ``__getattribute__`` are the program's
-    code, and fingerprinting never runs it where the class did not ask for it. Anything else:
-    NotImplemented, pickle's own way."""
-    cls = type(obj)
-    plain = _plain.get(cls)
-    if plain is None:
-        plain = _plain[cls] = _keeps_defaults(cls)
-    if not plain:
-        return NotImplemented
-    try:
-        state = object.__getattribute__(obj, "__dict__")
-    except Exception:
-        return NotImplemented
-    if type(state) is not dict:
-        return NotImplemented
-    return shadow.new_instance, (cls,), state or None
-
-
-def _keeps_defaults(cls: type) -> bool:
-    try:
-        return (cls.__reduce_ex__ is object.__reduce_ex__ and cls.__reduce__ is object.__reduce__
-                and getattr(cls, "__getstate__", None) is _OBJECT_STATE
-                and getattr(cls, "__getnewargs_ex__", None) is None and getattr(cls, "__getnewargs__", None) is None
-                and cls.__dictoffset__ != 0 and not mutability.slot_names(cls) and cls not in copyreg.dispatch_table
-                and bool(cls.__flags__ & _HEAPTYPE))
-    except Exception:
-        return False
-
-
-_HEAPTYPE = 1 << 9
 
 
 def fingerprint(obj: Any, limits: Limits = DEFAULT_LIMITS, seen: list[Any] | None = None,

@@ -12,12 +12,14 @@ first time an object whose type lives in those packages is seen.
 
 from __future__ import annotations
 
+import copyreg
 import ctypes
 import io
 import mmap
 import sys
 import threading
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +27,7 @@ import xxhash
 
 import aliascheck.mutability as mutability
 
-from .shadow import SAMPLE_BYTES, BufferToken, GlobalRef, Opaque, qualname_of, stub_type
+from .shadow import SAMPLE_BYTES, BufferToken, GlobalRef, Opaque, new_instance, qualname_of, stub_type
 
 Handler = Callable[[Any], Any]
 
@@ -279,3 +281,45 @@ def _builtin_handlers() -> None:
 
 
 _builtin_handlers()
+
+
+# -- a plain instance, reduced without asking it (the fingerprint's pickler and its walk) --
+
+_OBJECT_STATE = getattr(object, "__getstate__", None)
+# Weak: a class's module lives on otherwise. One entry from the start: its table is tracked by gc then.
+_plain: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary([(mutability.Seed, False)])
+
+
+def plain_reduction(obj: Any) -> Any:
+    """An instance of a class that keeps pickle's defaults, reduced as ``object.__reduce_ex__``
+    would (a new instance, its attribute dict) but without asking the object anything: its
+    ``__reduce_ex__``, ``__getstate__``, ``__class__`` and ``__getattribute__`` are the program's
+    code, and fingerprinting never runs it where the class did not ask for it. Anything else:
+    NotImplemented, pickle's own way."""
+    cls = type(obj)
+    plain = _plain.get(cls)
+    if plain is None:
+        plain = _plain[cls] = _keeps_defaults(cls)
+    if not plain:
+        return NotImplemented
+    try:
+        state = object.__getattribute__(obj, "__dict__")
+    except Exception:
+        return NotImplemented
+    if type(state) is not dict:
+        return NotImplemented
+    return new_instance, (cls,), state or None
+
+
+def _keeps_defaults(cls: type) -> bool:
+    try:
+        return (cls.__reduce_ex__ is object.__reduce_ex__ and cls.__reduce__ is object.__reduce__
+                and getattr(cls, "__getstate__", None) is _OBJECT_STATE
+                and getattr(cls, "__getnewargs_ex__", None) is None and getattr(cls, "__getnewargs__", None) is None
+                and cls.__dictoffset__ != 0 and not mutability.slot_names(cls) and cls not in copyreg.dispatch_table
+                and bool(cls.__flags__ & _HEAPTYPE))
+    except Exception:
+        return False
+
+
+_HEAPTYPE = 1 << 9

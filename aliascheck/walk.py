@@ -15,7 +15,7 @@ from typing import Any
 import aliascheck.handlers as handlers
 import aliascheck.mutability as mutability
 
-from .shadow import Opaque, Stub, Truncated, qualname_of, stub_type
+from .shadow import Opaque, Stub, Truncated, new_instance, qualname_of, stub_type
 
 _ATOMS = mutability.ATOMS
 
@@ -68,7 +68,9 @@ class _Walk:
         if cls is bytearray:
             return self._remember(obj, bytearray(obj))
         handler = handlers.handler_for(cls)
-        reduced = handler(obj) if handler is not None else NotImplemented
+        # A plain instance as the fingerprint's pickler reduces it: its attribute dict, nothing of the
+        # program's run (its __getattribute__, __reduce_ex__, __getstate__).
+        reduced = handler(obj) if handler is not None else handlers.plain_reduction(obj)
         if reduced is NotImplemented:
             reduced = obj.__reduce_ex__(5)
         elif handlers.unreadable(reduced):
@@ -84,7 +86,9 @@ class _Walk:
             func, args = args[0], args[1:]
         elif func is copyreg.__newobj_ex__:  # type: ignore[attr-defined]
             func, args = args[0], tuple(args[1]) + ((args[2],) if args[2] else ())
-        if not isinstance(func, type) or not issubclass(func, Stub):
+        if func is new_instance:  # a plain instance (handlers.plain_reduction): its class, its attribute dict
+            func, args = stub_type(qualname_of(args[0])), ()
+        elif not isinstance(func, type) or not issubclass(func, Stub):
             if getattr(func, "__module__", "") == "aliascheck.shadow":
                 return self._remember(obj, func(*args))  # a token made by a handler
             func = stub_type(qualname_of(func))
