@@ -43,6 +43,43 @@ def options_from_json(data: dict[str, Any]) -> Options:
     return Options(**values)
 
 
+PREFIX = "aliascheck-spool-"  # then the creating session's pid, a dash and mkdtemp's letters
+
+
+def _sweep(tmp: Path) -> list[Path]:
+    """Remove the spools of sessions that ended without closing theirs (a killed or ``os._exit``-ed
+    pytest): this user's, named by a process that no longer exists. Returns what was removed."""
+    import shutil
+
+    removed: list[Path] = []
+    if os.name != "posix":  # os.kill(pid, 0) is no question there: it signals
+        return removed
+    try:
+        spools = list(tmp.glob(f"{PREFIX}*-*"))
+    except OSError:
+        return removed
+    for path in spools:
+        pid = path.name[len(PREFIX):].partition("-")[0]
+        try:
+            if not pid.isdigit() or path.lstat().st_uid != os.getuid() or _alive(int(pid)):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # someone else's: alive
+        return True
+    return True
+
+
 class Spool:
     """The session's side of the spool: it sets the environment children inherit, and reads them."""
 
@@ -50,7 +87,8 @@ class Spool:
         import tempfile  # the session's side only: a child's start-up imports this module for ENV
         from pathlib import Path
 
-        self.dir = Path(tempfile.mkdtemp(prefix="aliascheck-spool-"))  # mode 0700
+        _sweep(Path(tempfile.gettempdir()))
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))  # mode 0700
         self.config = json.dumps({"spool": str(self.dir), "options": options_json(options), "plugins": plugins})
         self.problems: list[str] = []
         self._read: dict[str, int] = {}  # file name -> bytes consumed

@@ -576,3 +576,30 @@ def test_the_locks_a_sigterm_check_takes_can_be_taken_again_by_the_thread_it_int
             again = lock.acquire(blocking=False)
             assert again, lock
             lock.release()
+
+
+def test_a_killed_sessions_spool_is_removed_by_the_next_session(pytester: pytest.Pytester) -> None:
+    """A session killed before its end (SIGKILL, os._exit) cannot remove its spool; the next
+    session on the machine removes the spools of sessions that no longer exist, and only those."""
+    import tempfile
+    from pathlib import Path
+
+    pytester.makepyfile(test_dies="""
+        import os, os.path
+
+        def test_dies():
+            with open("spool.txt", "w") as fh:
+                fh.write(__import__("json").loads(os.environ["ALIASCHECK_CHILD"])["spool"])
+            os._exit(0)
+        """)
+    pytester.runpytest_subprocess("--aliascheck", "-p", "no:cacheprovider")
+    left = Path((pytester.path / "spool.txt").read_text())
+    assert left.parent == Path(tempfile.gettempdir())
+    assert left.is_dir()  # the session died before it could remove it
+    living = Spool(Options(enabled=True), [])  # this process's own: alive, never swept
+    try:
+        pytester.makepyfile(test_dies="def test_fine():\n    pass\n")
+        pytester.runpytest_subprocess("--aliascheck", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+        assert not left.exists() and living.dir.is_dir()
+    finally:
+        living.close()
