@@ -589,13 +589,32 @@ configure_calls(PyObject *module, PyObject *args)
 static PyObject *
 loop(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2 || fed == NULL) {
-        PyErr_SetString(PyExc_TypeError, "loop(iterable, site) after configure()");
+    if (nargs < 2 || nargs > 3 || fed == NULL) {
+        PyErr_SetString(PyExc_TypeError, "loop(iterable, site[, passed]) after configure()");
         return NULL;
     }
     PyObject *iterable = args[0];
+    int passed = nargs == 3 ? PyObject_IsTrue(args[2]) : 0;
+    if (passed < 0) {
+        return NULL;
+    }
     if (PyGen_CheckExact(iterable)) {
-        return PyObject_Vectorcall(generator_loop, args, 2, NULL);
+        return PyObject_Vectorcall(generator_loop, args, nargs, NULL);
+    }
+    if (passed) {
+        /* Over the function's own parameter: a caller the runtime knows for the project's makes the
+         * items the project's; any other caller is the runtime's question. */
+        int r = from_project_caller();
+        if (r < 0) {
+            return NULL;
+        }
+        if (r == 0) {
+            return PyObject_Vectorcall(generator_loop, args, nargs, NULL);
+        }
+        if (PySet_Add(fed, args[1]) < 0) {
+            return NULL;
+        }
+        return Py_NewRef(iterable);
     }
     if (PySet_GET_SIZE(fed) && PySet_Discard(fed, args[1]) < 0) {
         return NULL;
@@ -1156,7 +1175,7 @@ flat_taken(PyObject *module, PyObject *item)
 
 static PyMethodDef methods[] = {
     {"keep", (PyCFunction)(void (*)(void))keep, METH_FASTCALL, "keep(value, keeper[, watch[, loop_site, site]]): see aliascheck.gate"},
-    {"loop", (PyCFunction)(void (*)(void))loop, METH_FASTCALL, "loop(iterable, site): see aliascheck.gate"},
+    {"loop", (PyCFunction)(void (*)(void))loop, METH_FASTCALL, "loop(iterable, site[, passed]): see aliascheck.gate"},
     {"receiver", receiver, METH_O, "receiver(method): see aliascheck.gate"},
     {"watching", watching, METH_O, "watching(obj): see aliascheck.gate"},
     {"watch", watch, METH_O, "watch(ids): see aliascheck.gate"},

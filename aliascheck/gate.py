@@ -49,7 +49,7 @@ _SEEN: dict[int, Any] = {}
 _Last: Any = tuple
 _NOLAST: Any = (None,)
 _WIDTH = 0
-_generator_loop: Callable[[Any, int], Any] = lambda iterable, site: iterable  # noqa: E731
+_generator_loop: Callable[..., Any] = lambda iterable, site, passed=False: iterable  # noqa: E731
 _UNBOUND: set[type] = set()
 _UNPASSED: set[type] = set()
 _QUIET: dict[int, Any] = {}
@@ -60,7 +60,7 @@ _CALLERS: set[int] = set()  # ids of the project's code objects seen calling a k
 
 
 def configure(atoms: frozenset[type], buffers: set[type], watched: set[int], fed: set[int], held: set[type],
-              seen: dict[int, Any], last: type, width: int, generator_loop: Callable[[Any, int], Any]) -> None:
+              seen: dict[int, Any], last: type, width: int, generator_loop: Callable[..., Any]) -> None:
     """The runtime's own sets and its SEEN (read live, never copied), the type of SEEN's entries, and
     its look at a generator loop."""
     global _ATOM_IDS, _BUFFERS, _WATCHED, _FED, _HELD, _SEEN, _Last, _NOLAST, _WIDTH, _generator_loop
@@ -266,10 +266,16 @@ def pended(site: int) -> bool:
     return site in _PENDING
 
 
-def loop(iterable: Any, site: int, _generator: type = types.GeneratorType) -> Any:
-    """``for x in iterable`` starts at *site*: returns *iterable* itself."""
+def loop(iterable: Any, site: int, passed: bool = False, _generator: type = types.GeneratorType) -> Any:
+    """``for x in iterable`` starts at *site* (*passed*: over the function's own parameter): returns
+    *iterable* itself."""
     if type(iterable) is _generator:
-        return _generator_loop(iterable, site)
+        return _generator_loop(iterable, site, passed) if passed else _generator_loop(iterable, site)
+    if passed:  # the caller decides: one the runtime knows for the project's, or the runtime's question
+        if _CALLERS and id(sys._getframe(2).f_code) in _CALLERS:
+            _FED.add(site)
+            return iterable
+        return _generator_loop(iterable, site, passed)
     if _FED:
         _FED.discard(site)
     return iterable

@@ -95,6 +95,14 @@ def links(*urls):
 def annotate(found):
     for link in found:
         link.parts.append("seen")  # the library changes what it handed out
+
+
+def batches(callback, n=3):
+    rows = [{"i": 0}, {"i": 0}]  # the library's own rows, refilled for every batch
+    for i in range(n):
+        for row in rows:
+            row["i"] = i
+        callback(rows)
 '''
 
 
@@ -3038,3 +3046,71 @@ def test_a_name_the_loop_head_binds_is_not_one_object_refilled() -> None:
                 row["n"] = 1
                 rows.append(row)
     """)
+
+
+def test_the_items_of_a_parameter_are_the_callers(pytester: pytest.Pytester, lib: None) -> None:
+    """``out.append(rows[0])`` and ``for row in rows: out.append(row)`` in a project function: the
+    items are its caller's, as the parameter is (rule Kept, the caller decides). A library's callback
+    given the library's live rows, refilled later, keeps one of them again and again: flagged. The
+    project's own rows, passed by the project and later filled by a library it asked: clean."""
+    result = run(pytester, """
+        import mylib
+
+        def keep_rows(rows, out):
+            for row in rows:
+                out.append(row)
+
+        def keep_first(rows, out):
+            out.append(rows[0])
+
+        def test_a_callback_keeps_the_librarys_first_row():
+            seen = []
+            mylib.batches(lambda rows: keep_first(rows, seen))
+
+        def test_the_project_passes_its_own_rows():
+            rows = [{"i": 0}, {"i": 0}]
+            out = []
+            keep_rows(rows, out)
+            keep_first(rows, out)
+            for i, row in enumerate(rows):
+                mylib.fill(row, i + 1)
+            assert [r["i"] for r in out] == [1, 2, 1]
+    """)
+    assert flagged(result) == {"test_a_callback_keeps_the_librarys_first_row"}, result.stdout.str()[-3000:]
+
+
+def test_a_project_callers_items_cost_no_runtime_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A parser's ``for token in tokens: result.append(token)`` called by the parser itself: from the
+    second call on, the gate answers each item (the caller is known for the project's). Called from
+    elsewhere (a library, a test outside the project), each item is the runtime's to look at."""
+    from aliascheck.boundary import rewrite
+    from aliascheck.boundary import runtime as boundary
+
+    path = str(tmp_path / "parser.py")
+    calls: list[Any] = []
+    real = boundary.kept
+    monkeypatch.setattr(boundary, "kept", lambda *a, **k: (calls.append(a[1]), real(*a, **k))[1])
+    _as_project(monkeypatch, path)
+    namespace: dict[str, Any] = {"__name__": "parser"}
+    exec(rewrite.compile_marked(textwrap.dedent('''
+        def merge(tokens):
+            result = []
+            for token in tokens:
+                result.append(token)
+            result.append(tokens[0])
+            return result
+
+        def parse(n):
+            tokens = [{"type": "text", "raw": str(i)} for i in range(n)]
+            return [merge(tokens) for _ in range(3)]
+    '''), path), namespace)
+    boundary.start(None)
+    try:
+        boundary.begin()
+        assert [len(r) for r in namespace["parse"](50)] == [51] * 3
+        first = len(calls)
+        assert first <= 2, calls  # the caller's first keeps, told once to the runtime
+        namespace["merge"]([{"type": "text"}, {"type": "text"}])  # this test's frame: not the project's
+        assert len(calls) == first + 3
+    finally:
+        boundary.stop()

@@ -40,9 +40,13 @@ class _State:
         self.fed: set[int] = set()
         self.seen: dict[int, Any] = {}
         self.held: set[type] = {dict, list, tuple, set}
-        self.generators: list[tuple[Any, int]] = []
+        self.generators: list[tuple[Any, ...]] = []
         impl.configure(boundary.ATOMS, self.buffers, self.watched, self.fed, self.held, self.seen,
-                       boundary._Last, width, lambda it, site: (self.generators.append((it, site)), it)[1])
+                       boundary._Last, width, self._looked)
+
+    def _looked(self, iterable: Any, site: int, *passed: bool) -> Any:
+        self.generators.append((iterable, site, *passed))
+        return iterable
 
 
 @pytest.fixture
@@ -224,6 +228,28 @@ def test_loops_over_anything_but_a_generator_are_no_longer_fed(both: tuple[_Stat
         assert state.impl.loop(items, 5) is items and 5 not in state.fed
         gen = (i for i in items)
         assert state.impl.loop(gen, 5) is gen and state.generators == [(gen, 5)]
+
+
+def test_a_loop_over_a_parameter_is_fed_when_the_caller_is_known_for_the_projects(
+        both: tuple[_State, _State]) -> None:
+    """``for x in param``: a caller the runtime has seen for the project's makes the items fed with no
+    Python call; any other caller is the runtime's question (``generator_loop(it, site, True)``)."""
+    for state in both:
+        callers: set[int] = set()
+        state.impl.configure_calls(set(), set(), {}, {}, set(), set(), callers)
+        items = [1, 2]
+
+        def marked(param: list[int], impl: Any = state.impl) -> Any:
+            return impl.loop(param, 7, True)
+
+        def caller(items: list[int] = items) -> Any:
+            return marked(items)
+
+        assert caller() is items and 7 not in state.fed and state.generators == [(items, 7, True)]
+        callers.add(id(caller.__code__))
+        assert caller() is items and 7 in state.fed and len(state.generators) == 1
+        gen = (i for i in items)  # a generator is looked at as ever, told that it was passed
+        assert marked(gen) is gen and state.generators[-1] == (gen, 7, True)
 
 
 def test_no_type_hash_of_the_programs_runs(both: tuple[_State, _State]) -> None:

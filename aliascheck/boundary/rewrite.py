@@ -470,7 +470,10 @@ class Marker(ast.NodeTransformer):
             self.given[node.target.id] = (text, MADE if counter else site)
             if not builtin:  # a builtin's iterator is never the project's generator: no look
                 # The iterable passes through the runtime as it is (a look at its type, nothing else).
-                call = ast.Call(_rt("loop"), [node.iter, ast.Constant(site)], [])
+                # Over the function's own parameter, its items are the caller's as the parameter is:
+                # a project caller's are the project's (rule Kept: the caller decides).
+                passed = isinstance(node.iter, ast.Name) and self.given.get(node.iter.id, ("", -1))[1] == PARAMETER
+                call = ast.Call(_rt("loop"), [node.iter, ast.Constant(site), *([ast.Constant(True)] * passed)], [])
                 _place(call, node.iter)
                 node.iter = call
         return self.generic_visit(node)
@@ -525,6 +528,11 @@ class Marker(ast.NodeTransformer):
             return MADE
         if isinstance(value, ast.Name) and value.id in self.given:
             return self.given[value.id][1]
+        root = value
+        while isinstance(root, ast.Subscript):
+            root = root.value
+        if root is not value and isinstance(root, ast.Name) and self.given.get(root.id, ("", -1))[1] == PARAMETER:
+            return PARAMETER  # an item of the function's parameter: its caller's, as the parameter is
         return -1
 
     def _made(self, node: ast.expr, depth: int = 4) -> bool:

@@ -560,20 +560,43 @@ FED: set[int] = set()  # loop sites whose iterable (at the loop's last start) is
 PRODUCERS: dict[int, int] = {}  # FED's loop site -> the id of its generator's code (the writer of what it yields)
 
 
-def generator_loop(iterable: Any, site: int) -> Any:
-    """``for x in iterable`` starts over a generator (:func:`aliascheck.gate.loop` asks for anything
-    else itself): is it the project's own? Returns *iterable* itself."""
+def generator_loop(iterable: Any, site: int, passed: bool = False) -> Any:
+    """``for x in iterable`` starts over a generator, or over the marked function's own parameter
+    (*passed*) when the gate has not seen its caller (:func:`aliascheck.gate.loop` answers anything
+    else itself): are its items the project's own? Returns *iterable* itself.
+
+    A project generator's items are. So are the items of a parameter a project caller passed: the
+    caller decides, as for the parameter itself (:func:`_made`)."""
     try:
         # A generator's code, read only from a generator itself: any other object's attributes are
         # the program's own code (``__getattr__``), never run by aliascheck.
-        if _on and _in_project(iterable.gi_code.co_filename):
+        if _on and type(iterable) is types.GeneratorType and _in_project(iterable.gi_code.co_filename):
             FED.add(site)
             PRODUCERS[site] = id(iterable.gi_code)
-        else:
-            FED.discard(site)
+            return iterable
     except Exception:
+        pass
+    PRODUCERS.pop(site, None)
+    if passed and _on and _passed_by_project():
+        FED.add(site)
+    else:
         FED.discard(site)
     return iterable
+
+
+def _passed_by_project() -> bool:
+    """The marked function looping over its parameter was called by the project's code."""
+    frame: Any = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename in _GATE_FILES:
+        frame = frame.f_back
+    caller = frame.f_back if frame is not None else None
+    if caller is None or not _in_project(caller.f_code.co_filename):
+        return False
+    CALLERS.add(id(caller.f_code))  # the gate tells this caller's next loops and keeps itself
+    return True
+
+
+_GATE_FILES = (__file__, gate.__file__)
 
 
 # The marked code's two per-statement questions, compiled where the install could (aliascheck.gate):
