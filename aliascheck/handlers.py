@@ -151,15 +151,42 @@ def _ndarray(arr: Any) -> Any:
     return (BufferToken, (kind, arr.dtype.str, tuple(arr.shape), "", digest_bytes(raw), "", _sample(raw)))
 
 
-_DTYPES: dict[Any, str] = {}
+# Per dtype: its name, and whether its tensors are read in place (not complex: a conjugate view's bytes
+# are its base's; not quantized). Per type of torch's own (never collected): its qualified name; a
+# subclass's is remembered weakly by qualname_of. Per byte count: the ctypes array
+# type that views that many bytes (a few hundred sizes at most in a program; the cache stops growing at
+# ARRAY_TYPES). Each saves a few hundred instructions a tensor: a model's state holds thousands.
+_DTYPES: dict[Any, tuple[str, bool]] = {}
+_KINDS: dict[type, str] = {}
+_ARRAYS: dict[int, Any] = {}
+ARRAY_TYPES = 4096
+_STRIDED: Any = None  # torch.strided, once torch's handler is bound
+
+
+def _dtype(dtype: Any) -> tuple[str, bool]:
+    torch = sys.modules["torch"]
+    quantized = {getattr(torch, name, None) for name in ("quint8", "qint8", "qint32", "quint4x2", "quint2x4")}
+    known = (str(dtype).removeprefix("torch."), not (dtype.is_complex or dtype in quantized))
+    _DTYPES[dtype] = known
+    return known
+
+
+def _bytes_at(address: int, size: int) -> Any:
+    """The *size* bytes at *address*, viewed in place (not copied)."""
+    array = _ARRAYS.get(size)
+    if array is None:
+        array = ctypes.c_char * size
+        if len(_ARRAYS) < ARRAY_TYPES:
+            _ARRAYS[size] = array
+    return array.from_address(address)
 
 
 def _tensor(t: Any) -> Any:
-    kind = qualname_of(type(t))
-    dtype = _DTYPES.get(t.dtype) or _DTYPES.setdefault(t.dtype, str(t.dtype).removeprefix("torch."))
+    cls = type(t)
+    kind = _KINDS.get(cls) or qualname_of(cls)
+    dtype, in_place = _DTYPES.get(t.dtype) or _dtype(t.dtype)
     shape = tuple(t.shape)
-    torch = sys.modules["torch"]
-    if t.is_cpu and t.layout is torch.strided and t.is_contiguous() and not (t.is_quantized or t.dtype.is_complex):
+    if in_place and t.is_cpu and t.layout is _STRIDED and t.is_contiguous():
         # The common case, read in place through its address. Not through t.numpy(),
         # t.detach(), t.is_conj() or t.is_neg(): those release the GIL, and in a worker
         # thread (a Prefetcher's, at every item) each release hands the GIL to the other
@@ -169,12 +196,13 @@ def _tensor(t: Any) -> Any:
         # bytes still change when its values do.
         try:
             size = t.nbytes
-            raw: Any = (ctypes.c_char * size).from_address(t.data_ptr()) if size else b""
+            raw: Any = _bytes_at(t.data_ptr(), size) if size else b""
         except (TypeError, RuntimeError, ValueError):  # a wrapper subclass without storage: below
             pass
         else:
             return (BufferToken, (kind, dtype, shape, "cpu", digest_bytes(raw), "",
                                   bytes(raw) if size <= SAMPLE_BYTES else None))
+    torch = sys.modules["torch"]
     device = str(t.device)
     if t.device.type != "cpu" or t.is_meta:
         # Reading these bytes would copy to the host (or is impossible): say so instead.
@@ -249,6 +277,9 @@ def _bind_lazy(cls: type) -> None:
     elif root == "torch" and "torch" in sys.modules:
         torch = sys.modules["torch"]
         if torch.Tensor not in _registry:
+            global _STRIDED
+            _STRIDED = torch.strided
+            _KINDS.update({cls: qualname_of(cls) for cls in (torch.Tensor, torch.nn.Parameter)})
             register_handler(torch.Tensor, _tensor)
             register_handler(torch.Generator, _opaque("torch.Generator: fingerprint get_state() instead"))
 

@@ -394,3 +394,28 @@ def test_the_walk_after_a_pickle_failure_asks_a_plain_instance_nothing() -> None
     assert Logged.asked == []
     item.x.append(2)
     assert fingerprint([item, deep]).digest != fp.digest
+
+
+def test_tensors_of_every_kind_are_read_and_a_change_is_seen() -> None:
+    """The in-place read is for real, contiguous CPU tensors (a Parameter, a subclass); a complex
+    tensor's conjugate view, a non-contiguous view and a quantized tensor take the general path
+    (their bytes are not simply their own): each is read the same twice, and a write is seen."""
+    torch = pytest.importorskip("torch")
+
+    class Sub(torch.Tensor):
+        pass
+
+    z = torch.tensor([1 + 2j, 3 - 1j])
+    grid = torch.arange(6.0).reshape(2, 3)
+    cases = {"parameter": torch.nn.Parameter(torch.ones(3)), "subclass": torch.ones(3).as_subclass(Sub),
+             "complex": z, "conjugate": z.conj(), "column": grid[:, 1], "half": torch.ones(3, dtype=torch.half)}
+    for name, t in cases.items():
+        before = fingerprint(t)
+        assert before.verifiable and fingerprint(t).digest == before.digest, name
+        with torch.no_grad():
+            (t.real if t.is_complex() else t).mul_(2)
+        assert fingerprint(t).digest != before.digest, name
+    assert fingerprint(z).digest != fingerprint(z.conj()).digest  # same memory, other values
+    with pytest.warns(UserWarning):  # deprecated in torch 2.13, still made
+        q = torch.quantize_per_tensor(torch.tensor([1.0, 2.0]), 0.1, 0, torch.qint8)
+    assert fingerprint(q).digest == fingerprint(q).digest  # read or said unreadable, never a crash
