@@ -6,9 +6,11 @@
   array or tensor), unless the keeper itself is watched (part of something recorded). A short set of
   atoms the keeper alone holds, the same.
   Asked with the statement's loop site and its own site when the value came from a loop: an item
-  of a loop over the project's own generator (the loop site in ``FED``), of a type only held
-  strongly (``HELD``), kept into something unwatched that is no array, and not the object the site
-  kept last, becomes the site's last (``SEEN[site] = Last((id(value), 1, False))``): no call.
+  of a loop over the project's own generator or over a parameter a project caller passed (the loop
+  site in ``FED``), or the parameter itself (site -2, the caller's code in ``CALLERS``), of a type
+  the runtime takes by id (``HELD``: no array), kept into something unwatched that is no array,
+  and not the object the site kept last, becomes the site's last (``SEEN[site] = Last((id(value),
+  1, False))``): no call.
 - :func:`receiver`: after ``x.y.resize(n)`` (an in-place method of an attribute's value, caught
   as the bound method), the object written.
 - :func:`watching`: is an object watched (``x.extend(...)`` on something recorded is a write the

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -3079,6 +3080,18 @@ def test_the_items_of_a_parameter_are_the_callers(pytester: pytest.Pytester, lib
     assert flagged(result) == {"test_a_callback_keeps_the_librarys_first_row"}, result.stdout.str()[-3000:]
 
 
+def _counting_kept(monkeypatch: pytest.MonkeyPatch, calls: list[Any], what: Callable[[Any], Any]) -> None:
+    """Count the marked code's calls of ``runtime.kept`` (``what`` of each value). The counter is compiled
+    as the runtime's own code, so that the runtime's look for the marked frame (and its caller) skips
+    it as it skips its own frames."""
+    from aliascheck.boundary import runtime as boundary
+
+    namespace: dict[str, Any] = {"real": boundary.kept, "calls": calls, "what": what}
+    exec(compile("def kept(*a, **k):\n    calls.append(what(a[1]))\n    return real(*a, **k)\n",
+                 boundary.__file__, "exec"), namespace)
+    monkeypatch.setattr(boundary, "kept", namespace["kept"])
+
+
 def test_a_project_callers_items_cost_no_runtime_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A parser's ``for token in tokens: result.append(token)`` called by the parser itself: from the
     second call on, the gate answers each item (the caller is known for the project's). Called from
@@ -3088,8 +3101,7 @@ def test_a_project_callers_items_cost_no_runtime_call(monkeypatch: pytest.Monkey
 
     path = str(tmp_path / "parser.py")
     calls: list[Any] = []
-    real = boundary.kept
-    monkeypatch.setattr(boundary, "kept", lambda *a, **k: (calls.append(a[1]), real(*a, **k))[1])
+    _counting_kept(monkeypatch, calls, lambda value: value)
     _as_project(monkeypatch, path)
     namespace: dict[str, Any] = {"__name__": "parser"}
     exec(rewrite.compile_marked(textwrap.dedent('''
@@ -3112,5 +3124,42 @@ def test_a_project_callers_items_cost_no_runtime_call(monkeypatch: pytest.Monkey
         assert first <= 2, calls  # the caller's first keeps, told once to the runtime
         namespace["merge"]([{"type": "text"}, {"type": "text"}])  # this test's frame: not the project's
         assert len(calls) == first + 3
+    finally:
+        boundary.stop()
+
+
+def test_a_project_callers_argument_of_any_type_costs_no_runtime_call(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    """``self._it = it`` in a constructor the project calls, of an iterator, a lock, a library's
+    object: the first tells the runtime that the type is no array; later ones are the gate's alone
+    (but the very object kept again at the line: a history of one object is the runtime's question).
+    An array kept the same way is the runtime's every time (memory is its identity)."""
+    import threading
+
+    from aliascheck.boundary import rewrite
+    from aliascheck.boundary import runtime as boundary
+
+    path = str(tmp_path / "peers.py")
+    calls: list[Any] = []
+    _counting_kept(monkeypatch, calls, lambda value: type(value).__name__)
+    _as_project(monkeypatch, path)
+    namespace: dict[str, Any] = {"__name__": "peers"}
+    exec(rewrite.compile_marked(textwrap.dedent('''
+        class Peer:
+            def __init__(self, it, lock):
+                self._it = it
+                self._lock = lock
+
+        def make(n, new):
+            return [Peer(iter(range(3)), new()) for _ in range(n)]
+    '''), path), namespace)
+    boundary.start(None)
+    try:
+        boundary.begin()
+        assert len(namespace["make"](50, threading.Lock)) == 50
+        assert len(calls) <= 4, calls  # the first Peer's two keeps, told once each
+        calls.clear()
+        namespace["make"](3, lambda: np.zeros(2))
+        assert calls.count("ndarray") == 3
     finally:
         boundary.stop()

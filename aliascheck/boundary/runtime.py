@@ -248,8 +248,9 @@ def _weak(kind: type) -> bool:
     return weak
 
 
-# Types whose objects cannot be weakly referenced (held strongly by a _Last): the marked code
-# compares a project generator's item with SEEN's only for these.
+# Types whose objects the marked code takes as a site's last by id (a project generator's item, a
+# project caller's argument: :func:`aliascheck.gate.keep`): those that cannot be weakly referenced, and
+# any other type but an array's once the runtime has met one of the project's own (:func:`kept`).
 HELD: set[type] = {dict, list, tuple, set}
 
 
@@ -499,7 +500,14 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
     if how == "item" and type(keeper) in _SEQUENCES:
         key = None  # found again by identity: an insert moves what follows
     producer = PRODUCERS.get(source) if source >= 0 and source in FED else None
-    _keep(keeper, value, key, how, site, others, _made(source), producer)
+    made = _made(source)
+    if made and kind not in HELD and not _buffer_type(kind) and gate._hashed_as_type(kind):
+        # The project's own value (its generator's item, its caller's argument) of a type that is no
+        # array: kept once, nothing is recorded (_keep). The gate takes the next ones as the site's
+        # last itself (``self.it = it`` of an iterator, a lock, a library's object, in a constructor
+        # the project calls): told by id, as a list or dict is (_Last.holds).
+        HELD.add(kind)
+    _keep(keeper, value, key, how, site, others, made, producer)
 
 
 _PLAIN = (dict, list)
