@@ -127,7 +127,8 @@ def _put(original: Any, owner: str, skip: frozenset[str], store: dict[int, Recor
     def put(self: Any, item: Any, block: bool = True, timeout: float | None = None) -> Any:
         kind = type(item)
         if kind is dict or kind is list:  # the common mutable message: never a channel or a lock
-            if (led := _recording()) is None:
+            led = _ledger.current  # _recording(), inline: this is every message's path
+            if led is None or not led.recording or led.pid != message_log._pid:
                 return original(self, item, block, timeout)
             try:
                 msg = _fast(item, self, owner, skip, led, pickled)
