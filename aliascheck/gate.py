@@ -104,7 +104,10 @@ def _atoms_or_own(items: Any) -> bool:
 
 def _from_project_caller() -> bool:
     """The marked function that asks (keep's caller) was called by project code the runtime has seen."""
-    return bool(_CALLERS) and id(sys._getframe(3).f_code) in _CALLERS
+    if not _CALLERS:
+        return False
+    caller = sys._getframe(2).f_back  # never raises: a marked function run with no caller has None here
+    return caller is not None and id(caller.f_code) in _CALLERS
 
 
 def _buffer_keeper(keeper: Any) -> bool:
@@ -274,7 +277,8 @@ def loop(iterable: Any, site: int, passed: bool = False, _generator: type = type
     if type(iterable) is _generator:
         return _generator_loop(iterable, site, passed) if passed else _generator_loop(iterable, site)
     if passed:  # the caller decides: one the runtime knows for the project's, or the runtime's question
-        if _CALLERS and id(sys._getframe(2).f_code) in _CALLERS:
+        caller = sys._getframe(1).f_back if _CALLERS else None  # the marked function's caller
+        if caller is not None and id(caller.f_code) in _CALLERS:
             _FED.add(site)
             return iterable
         return _generator_loop(iterable, site, passed)

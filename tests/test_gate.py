@@ -547,3 +547,29 @@ def test_refilled_asks_about_a_container_something_else_holds(both: tuple[_State
                          state.impl.refilled(frozenset(), True), state.impl.refilled((1,), True)))
         del holder, also
     assert answers[0] == answers[1] == (False, True, True, True, False, False, False)
+
+
+def test_a_loop_in_a_function_with_no_caller_is_answered(both: tuple[_State, _State]) -> None:
+    """A thread's first function (``_thread.start_new_thread``) has no Python caller: the loop's
+    question is answered (the runtime's), never an error in the program's thread."""
+    import _thread
+    import threading as _threading
+
+    for state in both:
+        state.impl.configure_calls(set(), set(), {}, {}, set(), set(), {12345})
+        done = _threading.Event()
+        got: list[Any] = []
+
+        def first(param: list[int], impl: Any = state.impl, got: list[Any] = got,
+                  done: _threading.Event = done) -> None:
+            try:
+                got.append(impl.loop(param, 9, True))
+            except BaseException as exc:  # what would reach the program
+                got.append(exc)
+            finally:
+                done.set()
+
+        items = [1]
+        _thread.start_new_thread(first, (items,))
+        assert done.wait(10)
+        assert got == [items] and state.generators[-1] == (items, 9, True)
