@@ -373,26 +373,15 @@ def test_the_walk_after_a_pickle_failure_asks_a_plain_instance_nothing() -> None
     """A value pickle cannot take (nesting past the recursion limit) is walked object by object; a
     plain instance in it is read from its attribute dict there too, as the pickler reads it: its own
     ``__getattribute__`` (boltons' debugutils shape) never runs for ``__reduce_ex__``."""
-
-    class Logged:
-        asked: list[str] = []
-
-        def __init__(self) -> None:
-            self.x = [1]
-
-        def __getattribute__(self, name: str) -> Any:
-            Logged.asked.append(name)
-            return object.__getattribute__(self, name)
-
     deep: list[Any] = []
     for _ in range(sys.getrecursionlimit() + 100):
         deep = [deep]
-    item = Logged()
-    Logged.asked.clear()
+    item = _Watched()
+    _Watched.reads.clear()
     fp = fingerprint([item, deep])
     assert not fp.exact  # the walk ran
-    assert Logged.asked == []
-    item.x.append(2)
+    assert _Watched.reads == []
+    object.__getattribute__(item, "x").append(2)
     assert fingerprint([item, deep]).digest != fp.digest
 
 

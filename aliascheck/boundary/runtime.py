@@ -563,6 +563,8 @@ def _reused(site: int, value: Any) -> bool:
         t.not_reused.add(site)
         return False
     return True
+
+
 REFILLED_BY_LOOP = "written by the loop that keeps it"
 FED: set[int] = set()  # loop sites whose iterable (at the loop's last start) is one of the project's own generators
 PRODUCERS: dict[int, int] = {}  # FED's loop site -> the id of its generator's code (the writer of what it yields)
