@@ -1173,7 +1173,166 @@ flat_taken(PyObject *module, PyObject *item)
     return answer;
 }
 
+/* -- referrers(targets, skip): who refers to each of many objects, in one scan of the heap ------
+ *
+ * gc.get_referrers(*objs) visits every tracked object and compares each reference it holds with
+ * every target: O(heap x targets). Here the targets sit in an open-addressed table of addresses, so
+ * one scan answers for all of them at the cost of one. Nothing of the program's runs: only each
+ * object's tp_traverse, as the collector itself calls it. */
+typedef struct {
+    PyObject **keys;
+    Py_ssize_t *slots;  /* the target's index, or -1 for an address to skip */
+    size_t mask;
+} addresses;
+
+static size_t
+address_hash(const void *p)
+{
+    return (size_t)(((uintptr_t)p >> 4) * (uintptr_t)0x9E3779B97F4A7C15ull);
+}
+
+static Py_ssize_t *
+address_find(addresses *table, const void *p)
+{
+    size_t i = address_hash(p) & table->mask;
+    while (table->keys[i] != NULL) {
+        if (table->keys[i] == p) {
+            return &table->slots[i];
+        }
+        i = (i + 1) & table->mask;
+    }
+    return NULL;
+}
+
+static void
+address_put(addresses *table, PyObject *p, Py_ssize_t slot)
+{
+    size_t i = address_hash(p) & table->mask;
+    while (table->keys[i] != NULL && table->keys[i] != p) {
+        i = (i + 1) & table->mask;
+    }
+    if (table->keys[i] == NULL || slot >= 0) {  /* a target wins over an address to skip */
+        table->keys[i] = p;
+        table->slots[i] = slot;
+    }
+}
+
+typedef struct {
+    addresses *table;
+    PyObject *holder;   /* the object being traversed */
+    PyObject *found;    /* list of lists, one per target */
+    int failed;
+} scan_state;
+
+static int
+scan_visit(PyObject *ref, void *arg)
+{
+    scan_state *state = (scan_state *)arg;
+    Py_ssize_t *slot = address_find(state->table, ref);
+    if (slot == NULL || *slot < 0) {
+        return 0;
+    }
+    PyObject *list = PyList_GET_ITEM(state->found, *slot);
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    if (n && PyList_GET_ITEM(list, n - 1) == state->holder) {
+        return 0;  /* one holder once, however many references it has */
+    }
+    if (PyList_Append(list, state->holder) < 0) {
+        state->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static PyObject *
+referrers(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_CheckExact(args[0]) || !PyAnySet_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "referrers(targets: list, skip: set of ids)");
+        return NULL;
+    }
+    PyObject *targets = args[0], *skip = args[1];
+    Py_ssize_t n = PyList_GET_SIZE(targets);
+    Py_ssize_t m = PySet_GET_SIZE(skip);
+    size_t size = 16;
+    while (size < 2 * (size_t)(n + m + 2)) {
+        size <<= 1;
+    }
+    addresses table = {PyMem_Calloc(size, sizeof(PyObject *)), PyMem_Calloc(size, sizeof(Py_ssize_t)), size - 1};
+    PyObject *found = PyList_New(n), *everything = NULL, *gc = NULL;
+    if (table.keys == NULL || table.slots == NULL || found == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *list = PyList_New(0);
+        if (list == NULL) {
+            goto fail;
+        }
+        PyList_SET_ITEM(found, i, list);
+        address_put(&table, PyList_GET_ITEM(targets, i), i);
+    }
+    PyObject *ids = PyObject_GetIter(skip), *key;  /* a set of ints: its iteration runs no user code */
+    if (ids == NULL) {
+        goto fail;
+    }
+    while ((key = PyIter_Next(ids)) != NULL) {
+        void *p = PyLong_Check(key) ? PyLong_AsVoidPtr(key) : NULL;
+        Py_DECREF(key);
+        if (p == NULL && PyErr_Occurred()) {
+            Py_DECREF(ids);
+            goto fail;
+        }
+        if (p != NULL) {
+            address_put(&table, (PyObject *)p, -1);
+        }
+    }
+    Py_DECREF(ids);
+    if (PyErr_Occurred()) {
+        goto fail;
+    }
+    address_put(&table, targets, -1);  /* the list of targets refers to them all */
+    gc = PyImport_ImportModule("gc");
+    everything = gc == NULL ? NULL : PyObject_CallMethod(gc, "get_objects", NULL);
+    if (everything == NULL || !PyList_Check(everything)) {
+        goto fail;
+    }
+    address_put(&table, everything, -1);  /* the list of everything holds everything */
+    scan_state state = {&table, NULL, found, 0};
+    Py_ssize_t total = PyList_GET_SIZE(everything);
+    for (Py_ssize_t i = 0; i < total; i++) {
+        PyObject *holder = PyList_GET_ITEM(everything, i);
+        Py_ssize_t *slot = address_find(&table, holder);
+        if (slot != NULL && *slot < 0) {
+            continue;
+        }
+        traverseproc traverse = Py_TYPE(holder)->tp_traverse;
+        if (traverse == NULL) {
+            continue;
+        }
+        state.holder = holder;
+        traverse(holder, scan_visit, &state);
+        if (state.failed) {
+            goto fail;
+        }
+    }
+    Py_DECREF(everything);
+    Py_DECREF(gc);
+    PyMem_Free(table.keys);
+    PyMem_Free(table.slots);
+    return found;
+fail:
+    Py_XDECREF(everything);
+    Py_XDECREF(gc);
+    Py_XDECREF(found);
+    PyMem_Free(table.keys);
+    PyMem_Free(table.slots);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"referrers", (PyCFunction)(void (*)(void))referrers, METH_FASTCALL,
+     "referrers(targets, skip): for each target, the objects that refer to it (see aliascheck.keepers)"},
     {"keep", (PyCFunction)(void (*)(void))keep, METH_FASTCALL, "keep(value, keeper[, watch[, loop_site, site]]): see aliascheck.gate"},
     {"loop", (PyCFunction)(void (*)(void))loop, METH_FASTCALL, "loop(iterable, site[, passed]): see aliascheck.gate"},
     {"receiver", receiver, METH_O, "receiver(method): see aliascheck.gate"},

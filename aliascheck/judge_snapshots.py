@@ -331,6 +331,7 @@ def kept_in_pieces(records: dict[int, Record], rec: Record, fp: Fingerprint, nod
         ignore.add(node_id)
     ignore.update(map(id, candidates))
     ignore.update(map(id, wanted))
+    keepers.expect(part for _, part in wanted)
     kept_parts = [(path, part) for path, part in wanted if keepers.held_by(part, ignore, set(), 4)]
     if not kept_parts:
         return []

@@ -2,8 +2,14 @@
 
 The facts the rules *Held* and *Kept in pieces* (:func:`aliascheck.judge.held`,
 :func:`aliascheck.judge.kept_in_pieces`) decide on. The reference count gives a cheap first
-look; ``gc.get_referrers`` and this thread's callers' locals confirm, only before something
-would be reported.
+look; a scan of the heap for referrers and this thread's callers' locals confirm, only before
+something would be reported.
+
+Each scan visits the whole heap (~20-35 ms with torch imported). A round of judging (a test's
+end, a harness check) asks about many objects: the snapshots whose fingerprint changed, then
+the containers that refer to them. Within a round the scans are shared (:class:`_Scans`): one
+scan answers for every object the round expects to ask about, found in one pass at C speed
+(``aliascheck._gate.referrers``), and is remembered until the round ends or the collector runs.
 """
 
 from __future__ import annotations
@@ -12,10 +18,12 @@ import contextlib
 import gc
 import pickle
 import sys
+import threading
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import aliascheck.gate as gate
 import aliascheck.mutability as mutability
 import aliascheck.probe as probe
 import aliascheck.sites as sites
@@ -82,14 +90,17 @@ def held_by(obj: Any, ignore: set[int], inside: set[int], depth: int, modules: b
     # (never in a worker's hot path mid-test, where it would only shift the timing).
     if _collected.due:
         _collected.due = False
+        _scans.forget()  # what a scan remembers would keep the garbage alive, and garbage refers
         gc.collect()
         return _referred(obj, ignore, inside, depth)
     return True
 
 
 def _referred(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
-    referrers = gc.get_referrers(obj)
+    referrers = _scans.of(obj)
     deeper = ignore | {id(obj), id(referrers)}  # this very list refers to what it holds
+    # The containers asked about next are scanned for together, at the first of them.
+    _scans.expect(ref for ref in referrers if type(ref) in (tuple, dict) or id(ref) in inside)
     for ref in referrers:
         if id(ref) in ignore or issubclass(type(ref), _PASSING) or _call_record(ref) or _record(ref):
             continue
@@ -122,7 +133,7 @@ def _held_in_fork(obj: Any, ignore: set[int], modules: bool, depth: int = 10, wi
         if any(map(sites.held_by_callers, level)):
             return True
         seen.add(id(level))
-        referrers = gc.get_referrers(*level)
+        referrers = _referrers_of_any(level)
         seen.add(id(referrers))
         following = []
         for ref in referrers:
@@ -241,12 +252,126 @@ _collected = _Collected()
 @contextlib.contextmanager
 def collecting() -> Iterator[None]:
     """A round of judging at teardown (or a harness check): garbage may be new, so it is collected
-    once before a keeper is confirmed. Never during the body, in a worker's hot path."""
+    once before a keeper is confirmed. Never during the body, in a worker's hot path. The round's
+    heap scans are shared by this thread's questions until it ends (:class:`_Scans`)."""
     _collected.due = True
+    _scans.begin()
     try:
         yield
     finally:
         _collected.due = False
+        _scans.end()
+
+
+def expect(objs: Iterable[Any]) -> None:
+    """The round will ask who holds each of *objs* (held by the ledger's records: no lifetime is
+    extended): one scan then answers for all of them, also after the collector ran."""
+    _scans.expect(objs, asked=True)
+
+
+def _referrers_here(targets: list[Any], skip: set[int]) -> list[list[Any]]:
+    """The reference of ``aliascheck._gate.referrers``: one ``gc.get_referrers`` per target."""
+    found = [gc.get_referrers(target) for target in targets]
+    mine = skip | {id(found), id(targets)} | set(map(id, found))  # a later target's scan sees the earlier lists
+    return [[ref for ref in refs if id(ref) not in mine] for refs in found]
+
+
+_referrers: Callable[[list[Any], set[int]], list[list[Any]]] = (
+    gate._compiled.referrers if gate.COMPILED else _referrers_here)
+
+
+def _referrers_of_any(level: list[Any]) -> list[Any]:
+    """Every object that refers to one of *level* (once each), as ``gc.get_referrers(*level)``
+    answers, in one scan however wide the level: CPython's compares each reference with every
+    target."""
+    if len(level) < 2:
+        return gc.get_referrers(*level)
+    out: dict[int, Any] = {}
+    for refs in _referrers(list(level), {id(level)}):
+        out.update((id(ref), ref) for ref in refs)
+    return list(out.values())
+
+
+SPECULATE = 1024  # containers a scan adds to the next one's targets, beyond those asked for
+
+
+class _Scans:
+    """The heap scans of one round of judging, shared by the thread that runs the round.
+
+    A question about an object not yet scanned for scans for it and for every object the round
+    expects to ask about (:meth:`expect`) in one pass, and for the plain containers that referred
+    to the last scan's targets (the next level of the walk back, asked about next in most rounds).
+    What a scan found is remembered until the round ends or the collector runs (it would keep
+    garbage alive): the memory's own containers are passed over by every later scan, so that they
+    never show as holders. Outside a round, or in another thread, each question is one scan, as
+    ``gc.get_referrers`` answers it.
+    """
+
+    def __init__(self) -> None:
+        self.thread: int | None = None
+        self.found: dict[int, tuple[Any, list[Any]]] = {}  # id -> (object, its referrers)
+        self.pending: list[Any] = []
+        self.asked: list[Any] = []  # the round's own questions: asked again after the collector ran
+        self.skip: set[int] = set()
+
+    def begin(self) -> None:
+        if self.thread is None:
+            self.thread = threading.get_ident()
+            self.forget()
+
+    def end(self) -> None:
+        if self.thread == threading.get_ident():
+            self.thread = None
+            self.asked = []
+            self.forget()
+
+    def forget(self) -> None:
+        self.found = {}
+        self.pending = list(self.asked)
+        self.skip = {id(self.found), id(self.pending), id(self.asked)}
+
+    def _mine(self) -> bool:
+        return self.thread is not None and self.thread == threading.get_ident()
+
+    def expect(self, objs: Iterable[Any], asked: bool = False) -> None:
+        if not self._mine():
+            return
+        for obj in objs:
+            if asked:
+                self.asked.append(obj)
+            if id(obj) not in self.found and len(self.pending) < 4 * SPECULATE:
+                self.pending.append(obj)
+
+    def of(self, obj: Any) -> list[Any]:
+        """Who refers to *obj* (as ``gc.get_referrers`` answers, less this memory's own)."""
+        if not self._mine():
+            return gc.get_referrers(obj)
+        entry = self.found.get(id(obj))
+        if entry is not None and entry[0] is obj:
+            return entry[1]
+        targets, ids = [obj], {id(obj)}
+        for other in self.pending:
+            if id(other) not in ids and id(other) not in self.found:
+                ids.add(id(other))
+                targets.append(other)
+        self.pending.clear()
+        if len(targets) == 1:  # one target: the interpreter's own scan, which builds no list of the heap
+            lists = [[ref for ref in gc.get_referrers(obj) if id(ref) not in self.skip and ref is not targets]]
+        else:
+            lists = _referrers(targets, self.skip)
+        speculated = 0
+        for target, refs in zip(targets, lists, strict=True):
+            entry = (target, refs)
+            self.found[id(target)] = entry
+            self.skip.update((id(entry), id(refs)))
+            for ref in refs:
+                if speculated < SPECULATE and type(ref) in (tuple, dict, list) and id(ref) not in self.found:
+                    self.pending.append(ref)
+                    speculated += 1
+        return self.found[id(obj)][1]
+
+
+_scans = _Scans()
 
 
 def _call_record(ref: Any) -> bool:
@@ -262,7 +387,7 @@ def _only_in_call_records(ref: Any, depth: int = 3, ours: frozenset[int] = froze
     records every checkpoint it was handed)."""
     if sys.modules.get("unittest.mock") is None:
         return False
-    holders = gc.get_referrers(ref)
+    holders = _scans.of(ref)
     mine = ours | {id(holders)}  # this very list refers to what it holds
     found = False
     for holder in holders:

@@ -572,6 +572,7 @@ class Ledger:
     def _verify_all(self, check: str) -> None:
         with self.lock:
             records = list(self.records.values())
+        changed = []
         for rec in records:
             if rec.flagged or not judge.judged(rec):
                 continue
@@ -580,8 +581,13 @@ class Ledger:
                     self.stats.checked += 1
                 continue
             fp = fingerprint(rec.obj)
-            with self.lock:  # a worker's re-handover may have judged it meanwhile
+            with self.lock:
                 self.stats.checked += 1
+            if fp.digest != rec.fp.digest:
+                changed.append((rec, fp))
+        keepers.expect(rec.obj for rec, _ in changed)  # who holds them: one scan of the heap for all
+        for rec, fp in changed:
+            with self.lock:  # a worker's re-handover may have judged it meanwhile
                 if not rec.flagged and fp.digest != rec.fp.digest:
                     judge.held_changed(self, rec, fp, check)
 
