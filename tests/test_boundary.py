@@ -3163,3 +3163,36 @@ def test_a_project_callers_argument_of_any_type_costs_no_runtime_call(monkeypatc
         assert calls.count("ndarray") == 3
     finally:
         boundary.stop()
+
+
+def test_the_runtimes_builtins_name_leads_to_names_that_do_not_change_in_a_test() -> None:
+    """Marked code reads the runtime through one builtins name. What it finds is a portal module of the
+    runtime's functions, types, constants and flags: none of the tables that change at every marked
+    statement, for a program's walk of builtins to meet (dill's ``__diff``); fingerprinted by name
+    when a program keeps builtins' dict (dill's ``_create_function``); showing the runtime's current
+    values after a session starts or stops; and holding every name the rewriter's shapes call."""
+    import builtins
+    import types
+
+    from aliascheck.boundary import rewrite
+    from aliascheck.boundary import runtime as boundary
+    from aliascheck.fingerprint import fingerprint
+
+    rewrite.expose()
+    portal = vars(builtins)[rewrite.RUNTIME]
+    assert portal is boundary.portal and isinstance(portal, types.ModuleType)
+    assert "SEEN" not in vars(portal) and "QUIET" not in vars(portal)
+    for shape in SHAPES:
+        assert all(name in vars(portal) for name in shape.inserts), shape
+    before = fingerprint({"builtins": portal})
+    names = dict(vars(portal))
+    boundary.start(None)
+    try:
+        assert portal._on is True and portal.loop is boundary.loop and portal.ADOPTING is boundary.ADOPTING
+        boundary.SEEN[1] = boundary.NOLAST  # the runtime's tables change: the portal does not
+        assert fingerprint({"builtins": portal}).digest == before.digest
+        assert all(value is getattr(boundary, name) for name, value in vars(portal).items() if name in names
+                   and not name.startswith("__"))
+    finally:
+        boundary.stop()
+    assert portal._on is False

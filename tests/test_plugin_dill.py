@@ -50,3 +50,40 @@ def test_a_marked_closure_pickles_with_recurse_as_written(pytester: pytest.Pytes
     result.assert_outcomes(passed=2)
     plain = pytester.runpytest_subprocess("-p", "no:aliascheck", "-p", "no:cacheprovider")
     plain.assert_outcomes(passed=2)
+
+
+def test_a_walk_through_builtins_meets_nothing_that_marked_code_changes(pytester: pytest.Pytester) -> None:
+    """dill's ``__diff`` memorises every module's attributes, builtins' among them (through a module's
+    ``__builtins__``), and later tells whether any changed. The builtins name marked code reads led to
+    the runtime module, whose tables change at every marked statement: dill's own ``test_diff`` found
+    ``abc`` changed, only under --aliascheck. It leads to a portal of fixed slots with no ``__dict__``."""
+    pytester.makepyfile(work=textwrap.dedent('''
+        def run():
+            rows = []
+            for n in range(3):
+                row = {"n": abs(n)}  # a call's result bound and kept: marked
+                rows.append(row)
+            return rows
+    '''), test_diff=textwrap.dedent('''
+        import abc
+
+        from dill import __diff as diff
+
+        import work
+
+        def test_nothing_changed():
+            diff.memorise(abc.ABCMeta, force=True)
+            assert not diff.has_changed(abc)
+            assert work.run() == [{"n": 0}, {"n": 1}, {"n": 2}]
+            assert not diff.has_changed(abc)
+            abc.ABCMeta.zzz = 1
+            try:
+                assert diff.has_changed(abc)
+            finally:
+                del abc.ABCMeta.zzz
+    '''))
+    pytester.makeconftest("import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    result = pytester.runpytest_subprocess(*RUN)
+    result.assert_outcomes(passed=1)
+    plain = pytester.runpytest_subprocess("-p", "no:aliascheck", "-p", "no:cacheprovider")
+    plain.assert_outcomes(passed=1)

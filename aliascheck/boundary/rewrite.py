@@ -1859,7 +1859,7 @@ def expose() -> None:
     finds the runtime, which then returns at once."""
     import aliascheck.boundary.runtime as boundary
 
-    vars(builtins)[RUNTIME] = boundary
+    vars(builtins)[RUNTIME] = boundary.portal
 
 
 def install(in_project: Callable[[str], bool]) -> None:

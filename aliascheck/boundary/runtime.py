@@ -358,6 +358,7 @@ def start(ledger: Any) -> None:
     _configure_gates()
     _ledger, _test, _on = ledger, _Test(), True
     ADOPTING = ledger.adopters if ledger is not None else {}
+    _publish()
     _gates.unwatch()
     SEEN.clear()
     QUIET.clear()
@@ -373,6 +374,7 @@ def start(ledger: Any) -> None:
 def stop() -> None:
     global _on, _ledger, _test, ADOPTING
     _on, _ledger, _test, ADOPTING = False, None, _Test(), {}
+    _publish()
     _gates.unwatch()
     SEEN.clear()
     QUIET.clear()
@@ -1858,6 +1860,7 @@ def follow(ledger: Any) -> None:
     global _ledger, ADOPTING
     if _on:
         _ledger, ADOPTING = ledger, ledger.adopters
+        _publish()
 
 
 # Who is told of each class a marked module makes (aliascheck.discovery: its state protocol).
@@ -1950,6 +1953,7 @@ def judge_all(check: str = "teardown") -> None:
 def begin() -> None:
     global _test
     _test = _Test()
+    _publish()
     _gates.unwatch()
     SEEN.clear()
     QUIET.clear()
@@ -2450,6 +2454,7 @@ _files: dict[str, bool] = {}
 def set_project(predicate: Any) -> None:
     global _project
     _project = predicate
+    _publish()
     _files.clear()
 
 
@@ -2558,12 +2563,6 @@ def _changes_of(rec: Record) -> list[Change]:
     return [c for c in changes if not _parameter(rules.at_path(rec.obj, c.path))]
 
 
-
-
-
-
-
-
 def _project_owned(root: Any) -> bool:
     kind = type(root)
     return kind in mutability.CONTAINERS or kind in (dict, list) or mutability.is_buffer(root) or _project_type(kind)
@@ -2573,3 +2572,29 @@ def _line(where: Any) -> str:
     """``file:line in function`` of the project's line (a report's "let out" line and its bug's key)."""
     stack = where.stack
     return stack[0] if stack else where.site
+
+
+# -- the portal ----------------------------------------------------------------------------
+# What marked code reads (``@aliascheck.loop``, ``@aliascheck._on``, a template's ``BIND``), through the
+# one builtins name (aliascheck.boundary.rewrite.RUNTIME): a module of this module's functions, types
+# and constants, and the two tables read as flags, none of its other tables. A program that walks
+# builtins' values (dill's ``__diff`` memorises every module's attributes, builtins' among them, and
+# later tells whether any changed) meets names that do not change during a test, not this module's
+# tables, which change at every marked statement. A module, not an object of aliascheck's own type:
+# ``torch.compile`` traces marked code, and knows a module read from builtins.
+portal = types.ModuleType(__name__ + ".portal", "What marked code reads of aliascheck.boundary.runtime.")
+_FLAGS = frozenset({"ACTIVE", "ADOPTING", "MISSING"})
+
+
+def _shown(name: str, value: Any) -> bool:
+    return name in _FLAGS or (callable(value) and not isinstance(value, types.ModuleType)) or (
+        type(value) in ATOMS and not name.startswith("__"))
+
+
+def _publish() -> None:
+    """The portal shows this module's current values (after a rebinding: a session's start and stop)."""
+    vars(portal).update((name, value) for name, value in globals().items() if _shown(name, value))
+
+
+
+_publish()
