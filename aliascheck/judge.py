@@ -238,8 +238,13 @@ def copy_changes(rec: Record) -> list[tuple[str, list[Change]]]:
         if ours.get(name) is value and theirs.get(name) is value:  # still shared by both
             after = fingerprint(value)
             if changed(before, after):
-                out.append((name, [Change(f".{name}{c.path}", c.before, c.after, c.kind, c.text)
-                                   for c in diff(before, after, collapse=True, reads=True)]))
+                # A lazily initialised attribute filled by a read (rule *Copied*'s precision: the
+                # owner's intent, as a cached_property's value is) is no change the two share.
+                changes = [Change(f".{name}{c.path}", c.before, c.after, c.kind, c.text)
+                           for c in diff(before, after, collapse=True, reads=True)
+                           if not boundary_rules.materialised(value, c)]
+                if changes:
+                    out.append((name, changes))
     return out
 
 

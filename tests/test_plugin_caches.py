@@ -444,6 +444,46 @@ def test_a_shared_part_a_third_object_holds_is_that_objects(pytester):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["FAILED test_it.py::test_a_part_only_the_two_hold*"])
 
+def test_a_lazily_initialised_attribute_filled_by_a_read_is_no_change(pytester):
+    """A shared part whose objects fill a private attribute at their first read (``self._schema = None``,
+    and a ``schema`` property that builds it: marshmallow's ``Nested`` fields, shared by a ``copy.copy`` of
+    a schema, fill it as either schema dumps) changed nothing the two share. Its buggy twin, the same
+    attribute set to another value once it held one, is still a change."""
+    pytester.makepyfile(test_it="""
+        import copy
+
+        class Field:
+            def __init__(self):
+                self._schema = None
+
+            @property
+            def schema(self):
+                if self._schema is None:
+                    self._schema = {"built": True}
+                return self._schema
+
+        class Schema:
+            def __init__(self):
+                self.fields = {"f": Field()}
+
+        def test_a_read_fills_it():
+            schema = Schema()
+            twin = copy.copy(schema)
+            assert twin.fields["f"].schema == {"built": True}
+            assert schema.fields is twin.fields
+
+        def test_replaced_once_filled():
+            schema = Schema()
+            schema.fields["f"].schema
+            twin = copy.copy(schema)
+            twin.fields["f"]._schema = {"built": False}
+            assert schema.fields["f"].schema == {"built": False}
+    """)
+    result = pytester.runpytest(*ARGS)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_it.py::test_replaced_once_filled*"])
+
+
 def test_library_code_copying_its_own_objects_is_not_judged(pytester):
     lib = pytester.mkdir("site-packages")
     lib.joinpath("vendored.py").write_text(

@@ -113,9 +113,15 @@ _LAST_ATTRIBUTE = re.compile(r"^(.*)\.([A-Za-z_][A-Za-z_0-9]*)$")
 
 
 def materialised(root: Any, change: Change) -> bool:
-    """An attribute that appeared where the class has a descriptor of that name (``cached_property``,
-    a library's own ``cachedproperty``): a read filled it in, nothing changed."""
-    if change.before != "<missing>":
+    """An attribute filled in by a read, nothing changed:
+
+    - one that appeared where the class has a non-data descriptor of that name (``cached_property``,
+      a library's own ``cachedproperty``);
+    - a private one (``_schema``) that went from ``None`` or missing to a value where the class has a
+      property of the public name (``schema``): the lazy-initialisation idiom, whose getter fills it
+      at the first read (marshmallow's ``Nested.schema``). A value replaced by another is a change.
+    """
+    if change.before not in ("<missing>", "None"):
         return False
     match = _LAST_ATTRIBUTE.match(change.path)
     if match is None:
@@ -123,13 +129,24 @@ def materialised(root: Any, change: Change) -> bool:
     owner = at_path(root, match.group(1))
     if owner is None:
         return False
-    for klass in MRO(type(owner)):  # read as type itself reads them: no metaclass's code runs
-        found = CLASS_DICT(klass).get(match.group(2))
+    name = match.group(2)
+    if change.before == "<missing>" and (found := _class_entry(owner, name)) is not None:
+        kind = type(found)
+        return any("__get__" in CLASS_DICT(k) for k in MRO(kind)) and not any(
+            "__set__" in CLASS_DICT(k) for k in MRO(kind))
+    public = name[1:]
+    return (name.startswith("_") and public.isidentifier() and not public.startswith("_")
+            and type(_class_entry(owner, public)) is property)
+
+
+def _class_entry(owner: Any, name: str) -> Any:
+    """The entry for *name* along the MRO of *owner*'s class, read as type itself reads them: no
+    metaclass's code runs."""
+    for klass in MRO(type(owner)):
+        found = CLASS_DICT(klass).get(name)
         if found is not None:
-            kind = type(found)
-            return any("__get__" in CLASS_DICT(k) for k in MRO(kind)) and not any(
-                "__set__" in CLASS_DICT(k) for k in MRO(kind))
-    return False
+            return found
+    return None
 
 
 # A class's MRO and own dict, read as type itself reads them: a metaclass's override is not run.
