@@ -41,6 +41,8 @@ class Session:
     def start(self, children: bool = False) -> None:
         """Begin recording; with *children*, every Python child process records too (:mod:`aliascheck.processes`)."""
         processes.stop_inherited()  # a checked pytest started by a checked test (pytester, xdist): its own session
+        for name in _TEST_MODULES:  # what each test's begin and end use, loaded while sys.modules is the interpreter's
+            _module(name)
         push(self.ledger)
         self._started = True
         # A child process's __main__ is a script the interpreter compiled before any marking: its
@@ -210,7 +212,16 @@ class Session:
 
 
 def _module(name: str) -> Any:
-    """An aliascheck module a test's begin or end needs, loaded once: never through an import statement
-    in a function, which calls ``builtins.__import__``, a hook the program may have replaced (dill's
-    ``__diff`` memorises every module through it), at each test."""
-    return sys.modules.get(name) or importlib.import_module(name)
+    """An aliascheck module a test's begin or end needs, loaded once and held here: never through an
+    import statement in a function, which calls ``builtins.__import__``, a hook the program may have
+    replaced (dill's ``__diff`` memorises every module through it), at each test; nor looked up in
+    ``sys.modules`` then, which a test may have replaced (structlog's ``monkeypatch.setattr(sys,
+    "modules", {})``, undone only at its teardown, after the call phase's end check)."""
+    found = _MODULES.get(name)
+    if found is None:
+        found = _MODULES[name] = sys.modules.get(name) or importlib.import_module(name)
+    return found
+
+
+_MODULES: dict[str, Any] = {}
+_TEST_MODULES = ("aliascheck.harness", "aliascheck.boundary.runtime", "aliascheck.sites")
