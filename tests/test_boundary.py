@@ -104,6 +104,17 @@ def batches(callback, n=3):
         for row in rows:
             row["i"] = i
         callback(rows)
+
+
+class Entry:
+    def __init__(self, msg):
+        self.msg = msg
+
+
+def emit(callback, msg):
+    entry = Entry(msg)  # the library's own entry, rendered into after its callbacks ran
+    callback({"event": msg, "_record": entry})
+    entry.msg = "[info] " + msg
 '''
 
 
@@ -3078,6 +3089,53 @@ def test_the_items_of_a_parameter_are_the_callers(pytester: pytest.Pytester, lib
             assert [r["i"] for r in out] == [1, 2, 1]
     """)
     assert flagged(result) == {"test_a_callback_keeps_the_librarys_first_row"}, result.stdout.str()[-3000:]
+
+
+def test_a_shallow_copy_of_a_parameter_is_the_callers(pytester: pytest.Pytester, lib: None) -> None:
+    """``out.append(event.copy())`` in a project function: the copy shares the parameter's parts, which
+    are its caller's, as the parameter is. structlog's ProcessorFormatter hands its processors an event
+    dict holding the log record it then renders into (``record.msg = rendered``); a processor keeping
+    ``ed.copy()`` keeps the record on purpose (structlog's own suite: 12 tests failed only under
+    --aliascheck). A library's callback keeping ``ed.copy()`` of the library's event, whose entry the
+    library renders into afterwards, still keeps the library's live value: flagged. The keepers outlive
+    each test, as structlog's do (its formatter, configured into logging, holds them): judged at teardown."""
+    result = run(pytester, """
+        import copy
+        import logging
+        import mylib
+
+        COPIES, COPY_COPIES, LIBRARY = [], [], []
+
+        def render(processors, msg):
+            record = logging.makeLogRecord({"msg": msg})  # a library's object, the project's to render into
+            event = {"event": msg, "_record": record}
+            for processor in processors:
+                processor(event)
+            record.msg = f"[info] {msg}"  # the formatter renders into its own record afterwards
+            return logging.Formatter().format(record)  # and logging's formatter writes record.message
+
+        def keep_copy(ed):
+            COPIES.append(ed.copy())
+
+        def keep_copy_copy(ed):
+            COPY_COPIES.append(copy.copy(ed))
+
+        def keep_librarys(ed):
+            LIBRARY.append(ed.copy())
+
+        def test_a_processor_keeps_a_copy_of_the_event():
+            assert render([keep_copy], "hello") == "[info] hello"
+            assert COPIES[0]["_record"].msg == "[info] hello"
+
+        def test_a_processor_keeps_a_copy_copy_of_the_event():
+            render([keep_copy_copy], "hi")
+            assert COPY_COPIES[0]["_record"].message == "[info] hi"
+
+        def test_a_librarys_callback_keeps_a_copy_of_its_event():
+            mylib.emit(keep_librarys, "hey")
+            assert LIBRARY[0]["_record"].msg == "[info] hey"
+    """)
+    assert flagged(result) == {"test_a_librarys_callback_keeps_a_copy_of_its_event"}, result.stdout.str()[-3000:]
 
 
 def _counting_kept(monkeypatch: pytest.MonkeyPatch, calls: list[Any], what: Callable[[Any], Any]) -> None:

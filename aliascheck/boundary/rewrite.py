@@ -533,6 +533,9 @@ class Marker(ast.NodeTransformer):
             root = root.value
         if root is not value and isinstance(root, ast.Name) and self.given.get(root.id, ("", -1))[1] == PARAMETER:
             return PARAMETER  # an item of the function's parameter: its caller's, as the parameter is
+        copied = _copied_name(value)
+        if copied is not None and self.given.get(copied, ("", -1))[1] == PARAMETER:
+            return PARAMETER  # a shallow copy of the parameter: what it shares is the caller's, as the parameter is
         return -1
 
     def _made(self, node: ast.expr, depth: int = 4) -> bool:
@@ -1062,6 +1065,19 @@ class Marker(ast.NodeTransformer):
         after = _call_stmt("after", site, pairs, result if result is not None else ast.Constant(None))
         # what before recorded
         return before, after, ast.BoolOp(ast.And(), [_name(flag), _template("PENDED(S)", S=_clone(site))])
+
+
+def _copied_name(value: ast.expr) -> str | None:
+    """The name a shallow copy is made of: ``name.copy()``, ``copy.copy(name)``; else None."""
+    if not isinstance(value, ast.Call) or value.keywords:
+        return None
+    func = value.func
+    if not value.args and isinstance(func, ast.Attribute) and func.attr in COPIES and isinstance(func.value, ast.Name):
+        return func.value.id
+    if (len(value.args) == 1 and isinstance(value.args[0], ast.Name) and isinstance(func, ast.Attribute)
+            and func.attr == "copy" and isinstance(func.value, ast.Name) and func.value.id == "copy"):
+        return value.args[0].id
+    return None
 
 
 def _callee(func: ast.expr, bound_here: set[str]) -> ast.expr:
