@@ -83,6 +83,13 @@ SUITES = {s.name: s for s in [
           needs=("freezegun", "hypothesis", "pytest-cov")),  # pytest-cov: its conftest adds the no_cover mark
     # 3.7 is not on the registry; no numpy/scipy/pandas (its "default" extra): their tests skip (~2 min plain)
     Suite("networkx", "3.6.1", ("networkx",)),
+    Suite("tenacity", "9.2.1", ("tests",), needs=("tornado", "typeguard")),
+    Suite("pluggy", "1.7.0", ("testing",)),
+    Suite("structlog", "26.1.0", ("tests",),
+          needs=("freezegun", "pretend", "simplejson", "pytest-asyncio", "time-machine")),
+    Suite("marshmallow", "4.4.0", ("tests",), needs=("simplejson",)),
+    Suite("schedule", "1.2.2", ("test_schedule.py",)),
+    Suite("parso", "0.8.7", ("test",)),
 ]}
 CONFIGS = {"pytest.ini": "", "pyproject.toml": "[tool.pytest.ini_options]", "tox.ini": "[pytest]",
            "setup.cfg": "[tool:pytest]"}  # pytest's own order
