@@ -433,11 +433,66 @@ refilled(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyBool_FromLong(Py_REFCNT(value) > 2);
 }
 
+/* A descriptor whose __get__ is the interpreter's own C code, or no descriptor at all: binding it runs
+ * nothing of the program's (gate.py's _plain_entry). */
+static int
+plain_entry(PyObject *found)
+{
+    PyTypeObject *kind = Py_TYPE(found);
+    return kind->tp_descr_get == NULL || kind == &PyFunction_Type || kind == &PyMethodDescr_Type
+        || kind == &PyClassMethodDescr_Type || kind == &PyWrapperDescr_Type || kind == &PyCFunction_Type
+        || kind == &PyStaticMethod_Type || kind == &PyClassMethod_Type;
+}
+
+/* What owner.name evaluates to, read running nothing of the program's (gate.py's callee_of): a module's
+ * dict entry; a class's entry (type's own lookup, no metaclass of the program's); an instance's
+ * attribute by the generic lookup when no descriptor of the program's is on the way. New reference, or
+ * NULL with no error when that cannot be told so. */
+static PyObject *
+static_attr(PyObject *owner, PyObject *name)
+{
+    if (!PyUnicode_CheckExact(name)) {
+        return NULL;
+    }
+    if (PyModule_CheckExact(owner)) {
+        PyObject *dict = PyModule_GetDict(owner);  /* borrowed */
+        PyObject *found = dict == NULL ? NULL : PyDict_GetItemWithError(dict, name);
+        PyErr_Clear();
+        return Py_XNewRef(found);
+    }
+    PyTypeObject *kind = Py_TYPE(owner);
+    PyObject *got;
+    if (PyType_Check(owner)) {
+        if (kind != &PyType_Type) {
+            return NULL;  /* a metaclass: its own entries come first */
+        }
+        PyObject *found = _PyType_Lookup((PyTypeObject *)owner, name);  /* borrowed */
+        if (found == NULL || !plain_entry(found)) {
+            return NULL;
+        }
+        got = PyObject_GetAttr(owner, name);
+    }
+    else {
+        if (kind->tp_getattro != PyObject_GenericGetAttr) {
+            return NULL;  /* a __getattribute__ or __getattr__ of the program's */
+        }
+        PyObject *found = _PyType_Lookup(kind, name);  /* borrowed */
+        if (found != NULL && !plain_entry(found)) {
+            return NULL;
+        }
+        got = PyObject_GenericGetAttr(owner, name);
+    }
+    if (got == NULL) {
+        PyErr_Clear();
+    }
+    return got;
+}
+
 static PyObject *
 bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs < 1 || nargs > 2 || unbound == NULL) {
-        PyErr_SetString(PyExc_TypeError, "bind(value[, receiver]) after configure_calls()");
+    if (nargs < 1 || unbound == NULL) {
+        PyErr_SetString(PyExc_TypeError, "bind(value[, receiver[, *names]]) after configure_calls()");
         return NULL;
     }
     int r = type_in(unbound, Py_TYPE(args[0]), 0);
@@ -446,6 +501,18 @@ bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     if (nargs == 2 && is_atom(Py_TYPE(args[1]))) {
         Py_RETURN_FALSE;
+    }
+    if (nargs > 2) {  /* bind(value, name, "a", "b"): the receiver name.a.b, read as the statement read it */
+        PyObject *receiver = Py_NewRef(args[1]);
+        for (Py_ssize_t i = 2; i < nargs && receiver != NULL; i++) {
+            Py_SETREF(receiver, static_attr(receiver, args[i]));
+        }
+        if (receiver == NULL) {
+            Py_RETURN_TRUE;  /* not told: the runtime looks */
+        }
+        int atom = is_atom(Py_TYPE(receiver));
+        Py_DECREF(receiver);
+        return PyBool_FromLong(!atom);
     }
     Py_RETURN_TRUE;
 }

@@ -193,12 +193,20 @@ def refilled(value: Any, anyhow: bool = False, _getrefcount: Any = sys.getrefcou
 
 
 def bind(value: Any, *receiver: Any) -> bool:
-    """After ``name = call(...)`` (``name = obj.method(...)``: *receiver* is ``obj``), could
-    :func:`aliascheck.boundary.runtime.bound` judge anything? Not for a type it learnt it never does, nor
-    for a method of an atom (``line.split()`` hands out nothing live)."""
+    """After ``name = call(...)`` (``name = obj.method(...)``: *receiver* is ``obj``; for ``name =
+    obj.a.b.method(...)``, ``obj, "a", "b"``, read again as the statement read it, running nothing of the
+    program's), could :func:`aliascheck.boundary.runtime.bound` judge anything? Not for a type it learnt
+    it never does, nor for a method of an atom (``line.split()`` hands out nothing live)."""
     kind = type(value)
     if _hashed_as_type(kind) and kind in _UNBOUND:
         return False
+    if len(receiver) > 1:
+        owner = receiver[0]
+        for name in receiver[1:]:
+            owner = callee_of(owner, name)
+            if owner is None:
+                return True
+        return id(type(owner)) not in _ATOM_IDS
     return not (receiver and id(type(receiver[0])) in _ATOM_IDS)
 
 
@@ -251,6 +259,66 @@ def instance_method(obj: Any, name: str) -> Any:
 
 _MRO = type.__dict__["__mro__"].__get__  # read as type itself reads them: no metaclass's code runs
 _CLASS_DICT = type.__dict__["__dict__"].__get__
+_type_getattr = type.__getattribute__
+# Descriptors whose ``__get__`` is the interpreter's own C code: binding one runs nothing of the program's.
+_C_DESCRIPTORS = frozenset({types.FunctionType, staticmethod, classmethod, types.MethodDescriptorType,
+                            types.ClassMethodDescriptorType, types.WrapperDescriptorType,
+                            types.BuiltinFunctionType, types.MemberDescriptorType})
+
+
+def callee_of(owner: Any, name: str) -> Any:
+    """What ``owner.name`` evaluates to, found as the interpreter finds it and running nothing of the
+    program's (a marked statement's callee, read just before the statement runs, so that the statement
+    need not catch it in a temporary its frame's locals would show); None when that cannot be told so:
+    a module's ``__getattr__``, a class's own ``__getattribute__`` or ``__getattr__`` along its MRO, a
+    metaclass's, or a descriptor of the program's (a property) on the way."""
+    kind = type(owner)
+    if kind is types.ModuleType:
+        return vars(owner).get(name)
+    if issubclass(kind, type):
+        if not _generic(kind, name, type):
+            return None
+        for base in _MRO(owner):
+            found = _CLASS_DICT(base).get(name)
+            if found is not None:
+                return _type_getattr(owner, name) if _plain_entry(found) else None
+        return None
+    if not _generic(kind, name, object):
+        return None
+    found = None
+    for base in _MRO(kind):
+        found = _CLASS_DICT(base).get(name)
+        if found is not None:
+            break
+    if found is not None and not _plain_entry(found):
+        return None
+    try:
+        return _generic_getattr(owner, name)  # the instance's own dict first, read in place
+    except Exception:
+        return None
+
+
+def _generic(kind: type, name: str, root: type) -> bool:
+    """*kind*'s attribute lookup is *root*'s own, and no entry of *name* along it is a descriptor of the
+    program's (for a metaclass: ``type``'s lookup of the class's attributes)."""
+    for base in _MRO(kind):
+        if base is root or base is object:
+            continue
+        space = _CLASS_DICT(base)
+        if "__getattribute__" in space or "__getattr__" in space:
+            return False
+        if root is type and name in space:
+            return False  # a metaclass's own entry (a property of the class) comes first
+    return True
+
+
+def _plain_entry(found: Any) -> bool:
+    """An entry of a class whose binding runs nothing of the program's: a function, a C descriptor, or
+    an object whose type has no ``__get__`` (a nested class, a plain callable object)."""
+    kind = type(found)
+    if kind in _C_DESCRIPTORS:
+        return True
+    return not any("__get__" in _CLASS_DICT(base) for base in _MRO(kind))
 
 
 def _entry(owner: Any, name: str) -> Any:

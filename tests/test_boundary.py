@@ -1153,8 +1153,8 @@ def test_each_statement_shape_inserts_what_the_table_says(shape: Any) -> None:
     unmarked calls none. A shape whose marking changed fails here until the table says so."""
     from aliascheck.boundary import rewrite
 
-    questions = {"GATE", "WATCHING", "BUFFER", "BUFFER_OR_WATCHED", "BIND", "PASSES", "PENDED", "SELF", "RETURNING",
-                 "REFILLED", "Exception", "NameError", "BaseException", "register", "_on"}
+    questions = {"GATE", "WATCHING", "BUFFER", "BUFFER_OR_WATCHED", "BIND", "PASSES", "PENDED", "UNPEND", "SELF",
+                 "RETURNING", "REFILLED", "Exception", "NameError", "BaseException", "register", "_on"}
 
     def runtime_names(tree: ast.AST) -> set[str]:
         return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)

@@ -301,6 +301,7 @@ class _Statement:
         self.marker = marker
         self.temps: list[str] = []
         self.after: list[ast.stmt] = []
+        self.final: list[ast.stmt] = []  # runtime calls at the statement's end, whatever happens
 
     def catch(self, node: ast.expr) -> tuple[ast.expr, ast.expr]:
         """(*node* as the statement now evaluates it, an expression for its value afterwards).
@@ -327,9 +328,9 @@ class _Statement:
         body: list[ast.stmt] = [stmt, *self.after]
         for node in self.after:
             _place(node, stmt)
-        if not self.temps:
+        if not self.temps and not self.final:
             return body
-        final = _deleted(self.temps)
+        final = _deleted(self.temps) + self.final
         for node in final:
             _place(node, stmt)
         block = ast.Try(body=body, handlers=[], orelse=[], finalbody=final)
@@ -627,22 +628,42 @@ class Marker(ast.NodeTransformer):
         elif isinstance(stmt, ast.Return) and self.returning and stmt.value is not None:
             self._return(st, stmt)
         passes = self._passes(stmt, st)  # last: the others look at the calls as written
+        judged: ast.stmt | None = None
         if passes is not None:
             # The temporaries the call's judgement does not read go first: one holding an intermediate
             # (the receiver of ``torch.as_tensor(buf).clone()``) would count as the library keeping buf.
-            used = {n.id for part in passes[1:] for n in ast.walk(part) if isinstance(n, ast.Name)}
+            used = {n.id for n in ast.walk(passes.after) if isinstance(n, ast.Name)}
             st.after += _deleted([t for t in st.temps if t not in used])
-            st.after.append(_guarded(None, passes[1], test=passes[2]))
+            judged = _guarded(None, passes.after, test=_template("PENDED(S)", S=ast.Constant(passes.site)))
+            st.after.append(judged)
+            st.final.append(_call_stmt("UNPEND", ast.Constant(passes.site), ast.Constant(None)))
         if self.context_vars or self.imported:
             self._context_gets(st, stmt)  # after _passes: its runtime calls are not the program's
         out = st.emit(stmt)
-        if passes is not None:
-            out.insert(0, passes[0])
         yielded = self._yield(stmt)
+        self._yield_view(stmt)
+        if passes is not None:
+            out = [self._branches(stmt, st, passes, judged, out)]
         if yielded is not None:
             out.insert(0, yielded)
-        self._yield_view(stmt)
         return out
+
+    def _branches(self, stmt: ast.stmt, st: _Statement, passes: _Passes, judged: ast.stmt | None,
+                  marked: list[ast.stmt]) -> ast.stmt:
+        """``if PASSES(...): before(...); <the statement, its callees caught>; after(...)`` ``else: <the
+        statement as otherwise marked>``: the gate's answer needs no temporary (the branch taken is the
+        answer), and the statement runs with no temporary of the call's judgement bound in its frame
+        unless the runtime asked for one. Each branch is the statement once, as written."""
+        twin = _Uncaught(set(passes.caught)).visit(copy.deepcopy(stmt))
+        other = _Statement(self)
+        other.temps = [t for t in st.temps if t not in passes.caught]
+        other.after = [copy.deepcopy(node) for node in st.after if node is not judged]
+        other.final = st.final[:-1]
+        before = ast.Try(body=[passes.before], handlers=[ast.ExceptHandler(_rt("Exception"), None, [ast.Pass()])],
+                         orelse=[], finalbody=[])
+        branch = ast.If(passes.looked, [before, *marked], other.emit(twin))
+        _place(branch, stmt)
+        return branch
 
     def _context_gets(self, st: _Statement, stmt: ast.stmt) -> None:
         """``var.get()`` of a ContextVar the module binds (``info = var.get()``, ``return
@@ -986,12 +1007,19 @@ class Marker(ast.NodeTransformer):
         # Only a value whose type bound may judge (the types it never does are learnt as met).
         only: ast.expr = _template("BIND(X)", X=_name(target.id))
         if isinstance(func, ast.Attribute):
-            # ``words = line.split()``: a method of a str, a number or bytes hands out nothing live.
-            func.value, receiver = st.catch(func.value)
-            only = _template("BIND(X, O)", X=_name(target.id), O=receiver)
+            # ``words = line.split()``: a method of a str, a number or bytes hands out nothing live. A
+            # receiver ``name.a.b`` is told as the name and its attributes' names, which the gate reads
+            # again running nothing of the program's (a property on the way: not told, the runtime looks),
+            # rather than caught in a temporary the call could see in its caller's locals.
+            chain = _callee(func.value, set())
+            if isinstance(chain, ast.Tuple):
+                only = ast.Call(_rt("BIND"), [_name(target.id), *chain.elts], [])
+            else:
+                func.value, receiver = st.catch(func.value)
+                only = _template("BIND(X, O)", X=_name(target.id), O=receiver)
         st.call("bound", _name(target.id), ast.Constant(site), ast.Constant(_text(func)), only=only)
 
-    def _passes(self, stmt: ast.stmt, st: _Statement) -> tuple[ast.stmt, ast.stmt, ast.expr] | None:
+    def _passes(self, stmt: ast.stmt, st: _Statement) -> _Passes | None:
         """Around a statement whose calls take names: what each call's callee kept of them.
 
         Only plain names are looked at before the statement (reading one runs nothing of the
@@ -1032,15 +1060,29 @@ class Marker(ast.NodeTransformer):
         if not calls:
             return None
         extra = [(_text(c.func), names) for c, names in calls]
-        site = ast.Constant(self._site(" / ".join(_text(c.func) for c, _ in calls), "pass", extra))
+        number = self._site(" / ".join(_text(c.func) for c, _ in calls), "pass", extra)
+        site = ast.Constant(number)
         # A callee that is a plain name is read before too (a name runs no code), and one that is a
         # name's attribute is given as (the name, the attribute's name): the runtime reads a module's
         # function from its dict (no __getattr__). When none is a library's, nothing is handed out.
         callees = ast.Tuple([_callee(c.func, bound_here) for c, _ in calls], ast.Load())
-        funcs = []
+        # Each callee for after(): a plain name, read again (it runs nothing); ``name.attr``, found by
+        # before() as the statement is about to evaluate it (None here); anything else caught in a
+        # temporary as the statement evaluates it. A temporary is bound while the call runs, where a
+        # callee that reads its caller's locals (a traceback's ``show_locals``) would see it.
+        funcs: list[ast.expr] = []
+        temps = len(st.temps)
         for call, _names in calls:
-            call.func, func = st.catch(call.func)
-            funcs.append(func)
+            told = _callee(call.func, bound_here)
+            if isinstance(told, ast.Tuple):
+                funcs.append(ast.Constant(None))
+            elif (isinstance(call.func, ast.NamedExpr) and isinstance(call.func.target, ast.Name)
+                    and call.func.target.id.startswith("@")):
+                funcs.append(_name(call.func.target.id))  # already caught by the statement's own marking
+            else:
+                call.func, func = st.catch(call.func)
+                funcs.append(func)
+        caught = st.temps[temps:]
         if len(targets) == 1 and isinstance(targets[0], ast.Name):
             result = _name(targets[0].id)
         elif isinstance(value, ast.NamedExpr) and value.target.id.startswith("@"):  # type: ignore[union-attr]
@@ -1052,19 +1094,35 @@ class Marker(ast.NodeTransformer):
         # And, for one call of a plain name (or of ``owner.name``: the owner, a class or a module), not
         # while that callee is the one that kept nothing here.
         one = callees.elts[0] if len(calls) == 1 else None
-        quiet = _clone(one) if isinstance(one, ast.Name) else _clone(one.elts[0]) if isinstance(one, ast.Tuple) \
-            else ast.Constant(None)
-        # The answer is kept in a temporary: when nothing was looked at before, nothing is asked after.
-        flag = self.temp()
-        st.temps.append(flag)
-        looked = ast.NamedExpr(ast.Name(flag, ast.Store()), ast.Call(
-            _rt("PASSES"), [_clone(site), quiet, *(_name(n) for _, names in calls for n in names)], []))
-        before = _guarded(stmt, _call_stmt("before", site, args, callees), test=looked)
+        quiet = _clone(one) if isinstance(one, ast.Name) else _clone(one.elts[0]) if (
+            isinstance(one, ast.Tuple) and len(one.elts) == 2) else ast.Constant(None)
+        looked = ast.Call(_rt("PASSES"), [_clone(site), quiet, *(_name(n) for _, names in calls for n in names)], [])
         pairs = ast.Tuple([ast.Tuple([f, ast.Tuple([_name(n) for n in names], ast.Load())], ast.Load())
                            for f, (_, names) in zip(funcs, calls, strict=True)], ast.Load())
         after = _call_stmt("after", site, pairs, result if result is not None else ast.Constant(None))
-        # what before recorded
-        return before, after, ast.BoolOp(ast.And(), [_name(flag), _template("PENDED(S)", S=_clone(site))])
+        return _Passes(_call_stmt("before", site, args, callees), after, looked, number, caught)
+
+
+class _Passes(NamedTuple):
+    """What :meth:`Marker._passes` makes of a statement whose calls take names."""
+    before: ast.stmt  # runtime.before(site, names, callees), when the gate looked
+    after: ast.stmt  # runtime.after(site, (callee, names) per call, result)
+    looked: ast.expr  # the gate: PASSES(site, the one callee or None, *names)
+    site: int
+    caught: list[str]  # the temporaries that catch callees for after()
+
+
+class _Uncaught(ast.NodeTransformer):
+    """The statement without the callee catches of :meth:`Marker._passes`: ``(@t := f)`` is ``f`` again."""
+
+    def __init__(self, temps: set[str]) -> None:
+        self.temps = temps
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.target, ast.Name) and node.target.id in self.temps:
+            return node.value
+        return node
 
 
 def _copied_name(value: ast.expr) -> str | None:
@@ -1081,12 +1139,21 @@ def _copied_name(value: ast.expr) -> str | None:
 
 
 def _callee(func: ast.expr, bound_here: set[str]) -> ast.expr:
-    """What :func:`aliascheck.boundary.runtime.before` is told of a call's callee before the statement runs."""
+    """What :func:`aliascheck.boundary.runtime.before` is told of a call's callee before the statement
+    runs: a plain name's value; for ``name.a.b`` (a chain of attributes of a name, as short as
+    ``name.a``), (the name's value, "a", "b"); else None."""
     if isinstance(func, ast.Name) and func.id not in bound_here:
         return _name(func.id)
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id not in bound_here:
-        return ast.Tuple([_name(func.value.id), ast.Constant(func.attr)], ast.Load())
+    attrs: list[str] = []
+    while isinstance(func, ast.Attribute) and len(attrs) < CHAIN:
+        attrs.append(func.attr)
+        func = func.value
+    if attrs and isinstance(func, ast.Name) and func.id not in bound_here:
+        return ast.Tuple([_name(func.id), *(ast.Constant(a) for a in reversed(attrs))], ast.Load())
     return ast.Constant(None)
+
+
+CHAIN = 4  # the longest ``name.a.b.c`` a callee is told as, before the statement runs
 
 
 def _watched(node: ast.expr) -> ast.expr:

@@ -2080,7 +2080,7 @@ def _path_of(root: Any, target: Any, depth: int = 4) -> str:
 
 # site -> the reference counts of its names' parts before the statement, and the parts' ids (no reference
 # is held during the call: a callee may count them, numpy's resize does). Seeded: tracked by gc from the start.
-_counts: dict[int, tuple[list[int], list[int]]] = {-1: ([], [])}
+_counts: dict[int, tuple[list[int], list[int], tuple[Any, ...]]] = {-1: ([], [], ())}
 # site -> its one callee, when it is the project's own and nothing was handed out in this test: the
 # marked code calls before() again only for another callee (a weak reference: it keeps nothing alive).
 QUIET: dict[int, Any] = {}
@@ -2090,6 +2090,7 @@ CLEAN: set[int] = set()  # ids returned or yielded and not written since (the ma
 CALLERS: set[int] = set()
 
 PENDING = _counts  # the marked code calls after only for a site before recorded (PENDED)
+UNPEND = _counts.pop  # and lets go of what before recorded when the statement ends, raised or not
 HANDED_ITEMS = 64  # a list or dict argument: its own dicts and lists are looked at, this many at most
 
 
@@ -2174,12 +2175,13 @@ def before(site: int, argsets: tuple[tuple[Any, ...], ...], callees: tuple[Any, 
     are known and none is a library's, nothing can be handed out."""
     if not _on or guard.busy():
         return
-    given = callees
+    told = callees
+    given = callees = tuple(map(_owner, callees))  # ``name.a.b``: (name.a, "b"), read as the statement will
     if callees and not _test.handed:
         callees = tuple(map(_resolved, callees))
     if callees and not _test.handed and None not in callees and not any(map(_library, callees)):
         _counts.pop(site, None)
-        if len(callees) == 1 and _weak(type(callees[0])):
+        if len(callees) == 1 and _weak(type(callees[0])) and (type(told[0]) is not tuple or len(told[0]) == 2):
             # The marked code skips this call while it is the callee: a plain name's value, or for
             # ``owner.name(...)`` (a class's or a module's), while the owner's entry is still this one.
             one = given[0]
@@ -2195,8 +2197,13 @@ def before(site: int, argsets: tuple[tuple[Any, ...], ...], callees: tuple[Any, 
     if not parts:
         _counts.pop(site, None)
         return
+    # Each ``name.attr`` callee as the statement is about to evaluate it: held from before the counts to
+    # after them (a callee bound to a part counts the same both times), and let go at the statement's
+    # end whatever happens (the marked code's ``UNPEND``).
+    found = tuple((gate.callee_of(*callee) if callee[0] is not None else None) if type(callee) is tuple
+                  else callee for callee in given)
     # The counts first: no name of this frame may refer to a part yet.
-    _counts[site] = (_refcounts(parts), [id(part[3]) for part in parts])
+    _counts[site] = (_refcounts(parts), [id(part[3]) for part in parts], found)
     t = _test
     if t.handed:
         for _i, _j, _path, obj in parts:
@@ -2205,6 +2212,20 @@ def before(site: int, argsets: tuple[tuple[Any, ...], ...], callees: tuple[Any, 
             # group is not: the library's edits of it reach the next call.
             if rec is not None and rec.obj is obj and not rec.flagged and type(obj) in (dict, list):
                 _passed_again(rec, None)
+
+
+def _owner(callee: Any) -> Any:
+    """``(name's value, "a", "b")`` of a callee ``name.a.b``: (the value of ``name.a``, "b"), found as the
+    statement is about to find it (:func:`aliascheck.gate.callee_of`); (None, "b") when that cannot be told
+    without running the program's code. A plain value, or (owner, name), as it is."""
+    if type(callee) is not tuple or len(callee) == 2:
+        return callee
+    owner = callee[0]
+    for name in callee[1:-1]:
+        if owner is None:
+            break
+        owner = gate.callee_of(owner, name)
+    return (owner, callee[-1])
 
 
 def _resolved(callee: Any) -> Any:
@@ -2239,7 +2260,7 @@ def after(site: int, calls: tuple[tuple[Any, tuple[Any, ...]], ...], result: Any
     pending = _counts.pop(site, None)
     if pending is None:
         return
-    counts, ids = pending
+    counts, ids, found = pending
     # The names as they are now. A name the statement bound again (``x = lib.f(x)``) holds another
     # object: the parts then differ from those counted before, and nothing is judged (the objects
     # counted were alive through the call, so an id the same is the same object).
@@ -2249,9 +2270,12 @@ def after(site: int, calls: tuple[tuple[Any, tuple[Any, ...]], ...], result: Any
     now = _refcounts(parts)
     for part, was, count in zip(parts, counts, now, strict=True):
         i, j, path, obj = part
-        if (count > was and not _explained(result, obj) and _kept_by(calls[i][0], obj)
+        # The callee as the statement caught it, else as before() found it (``name.attr``): when neither
+        # can say (a property on the way), nothing is judged.
+        func = calls[i][0] if calls[i][0] is not None else found[i] if i < len(found) else None
+        if (func is not None and count > was and not _explained(result, obj) and _kept_by(func, obj)
                 and _captured_by_harness(obj) < count - was):
-            _handed(obj, calls[i][0], site, i, j, path, was, count - was)
+            _handed(obj, func, site, i, j, path, was, count - was)
 
 
 _HARNESS_TAIL = 8  # the records a capture list gained in one call looked at, from its end

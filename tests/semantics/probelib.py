@@ -965,3 +965,19 @@ def grid(n: int) -> list[list[int]]:
     rows = [[0] * n] * n
     rows[0] = [1] * n  # a new row at one position: nothing shared is written
     return rows
+
+
+def locals_seen_by_a_librarys_call(obj: Counted) -> list[str]:
+    """A library call that reads its caller's locals while it runs (a traceback's ``capture_locals``,
+    structlog's and rich's ``show_locals``), given a name: it sees the source's names only."""
+    frame = sys._getframe()
+    stack = traceback.StackSummary.extract(traceback.walk_stack(frame), limit=1, capture_locals=True)
+    return sorted(stack[0].locals)
+
+
+def locals_seen_through_a_chain(obj: Counted) -> list[str]:
+    """The same call made through a chain of attributes (``self.lib.mod.f(x)``)."""
+    frame = sys._getframe()
+    holder = argparse.Namespace(tb=traceback)
+    stack = holder.tb.StackSummary.extract(holder.tb.walk_stack(frame), limit=1, capture_locals=True)
+    return sorted(stack[0].locals)

@@ -132,6 +132,13 @@ def test_f_locals_mid_function() -> None:
                     ["d", "obj", "out", "res", "seen", "x"]]
 
 
+def test_f_locals_seen_by_a_call_the_statement_makes() -> None:
+    """A callee reading its caller's locals while the statement runs (a traceback's ``show_locals`` in
+    an ``except`` block) sees the source's names, none of the marking's temporaries."""
+    assert p.locals_seen_by_a_librarys_call(p.Counted()) == ["frame", "obj"]
+    assert p.locals_seen_through_a_chain(p.Counted()) == ["frame", "holder", "obj"]
+
+
 def test_line_events() -> None:
     events = p.line_events(p.traced_shapes, p.Counted(), p.LoggingMap())
     assert events == LINE_EVENTS
