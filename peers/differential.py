@@ -90,6 +90,13 @@ SUITES = {s.name: s for s in [
     Suite("marshmallow", "4.4.0", ("tests",), needs=("simplejson",)),
     Suite("schedule", "1.2.2", ("test_schedule.py",)),
     Suite("parso", "0.8.7", ("test",)),
+    # libraries that walk objects and modules, wrap functions, or read frames
+    Suite("jsonpickle", "4.1.4", ("tests",), needs=("simplejson", "numpy", "pytest-benchmark", "feedparser")),
+    Suite("lark", "1.3.1", ("tests",), needs=("regex", "interegular")),
+    Suite("freezegun", "1.5.5", ("tests",), needs=("python-dateutil",)),
+    Suite("pyrsistent", "0.20.0", ("tests",), needs=("hypothesis",)),
+    Suite("wrapt", "2.5.2", ("tests",)),
+    Suite("python-box", "7.4.1", ("test",), needs=("ruamel.yaml", "toml", "msgpack", "tomli-w")),
 ]}
 CONFIGS = {"pytest.ini": "", "pyproject.toml": "[tool.pytest.ini_options]", "tox.ini": "[pytest]",
            "setup.cfg": "[tool:pytest]"}  # pytest's own order

@@ -1082,13 +1082,13 @@ class Marker(ast.NodeTransformer):
             else:
                 call.func, func = st.catch(call.func)
                 funcs.append(func)
-        caught = st.temps[temps:]
         if len(targets) == 1 and isinstance(targets[0], ast.Name):
             result = _name(targets[0].id)
         elif isinstance(value, ast.NamedExpr) and value.target.id.startswith("@"):  # type: ignore[union-attr]
             result = _name(value.target.id)  # type: ignore[union-attr]
         elif targets and isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             stmt.value, result = st.catch(stmt.value)  # type: ignore[arg-type]
+        caught = st.temps[temps:]  # the callees' and the result's: after() alone reads them
         args = ast.Tuple([ast.Tuple([_name(n) for n in names], ast.Load()) for _, names in calls], ast.Load())
         # Only a name whose type the runtime may look at (types it never does are learnt as met).
         # And, for one call of a plain name (or of ``owner.name``: the owner, a class or a module), not
