@@ -119,7 +119,12 @@ def materialised(root: Any, change: Change) -> bool:
       a library's own ``cachedproperty``);
     - a private one (``_schema``) that went from ``None`` or missing to a value where the class has a
       property of the public name (``schema``): the lazy-initialisation idiom, whose getter fills it
-      at the first read (marshmallow's ``Nested.schema``). A value replaced by another is a change.
+      at the first read (marshmallow's ``Nested.schema``);
+    - a private one (``_width``) that appeared on an instance whose class declares it ``None``
+      (``_width = None`` in the class body): a value computed at its first use and kept (lark's
+      ``PatternRE._get_width``).
+
+    A value replaced by another is a change.
     """
     if change.before not in ("<missing>", "None"):
         return False
@@ -134,9 +139,21 @@ def materialised(root: Any, change: Change) -> bool:
         kind = type(found)
         return any("__get__" in CLASS_DICT(k) for k in MRO(kind)) and not any(
             "__set__" in CLASS_DICT(k) for k in MRO(kind))
+    if change.before == "<missing>" and name.startswith("_") and not name.startswith("__") \
+            and _declared_none(owner, name):
+        return True
     public = name[1:]
     return (name.startswith("_") and public.isidentifier() and not public.startswith("_")
             and type(_class_entry(owner, public)) is property)
+
+
+def _declared_none(owner: Any, name: str) -> bool:
+    """The first class along *owner*'s MRO that has *name* binds it to None."""
+    for klass in MRO(type(owner)):
+        space = CLASS_DICT(klass)
+        if name in space:
+            return space[name] is None
+    return False
 
 
 def _class_entry(owner: Any, name: str) -> Any:
