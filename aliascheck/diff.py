@@ -359,6 +359,34 @@ def _key_text(key: Any) -> str:
     return repr(key) if isinstance(key, (str, int, float, bytes, bool, type(None))) else show(key)
 
 
+def node_at(node: Any, path: str) -> Any:
+    """The part of a shadow tree at *path*, a path as :func:`diff` writes it (``['a'][0].b``, a key
+    of any type as the diff shows it: ``[lark.lexer.Token('TERMINAL', 'NUMBER')]``); None when the
+    tree has no such part. Iterative: one step per path step."""
+    rest = path
+    while rest:
+        for step, part in _steps(node):
+            if rest.startswith(step) and (len(rest) == len(step) or rest[len(step)] in ".[("):
+                node, rest = part, rest[len(step):]
+                break
+        else:
+            return None
+    return node
+
+
+def _steps(node: Any) -> Iterator[tuple[str, Any]]:
+    """(the path step, the part) for each part of a shadow node one level down, as iter_leaves names them."""
+    if isinstance(node, (list, tuple)):
+        yield from ((f"[{i}]", x) for i, x in enumerate(node))
+    elif isinstance(node, dict):
+        yield from ((f"[{_key_text(k)}]", v) for k, v in node.items())
+    elif isinstance(node, Stub) and not isinstance(node, GlobalRef):
+        yield from ((f"({i})", x) for i, x in enumerate(node.args))
+        yield from ((f".{k}", v) for k, v in (_attributes(node.state) or {}).items())
+        yield from ((f"[{i}]", x) for i, x in enumerate(node.items))
+        yield from ((f"[{_key_text(k)}]", v) for k, v in node.dictitems)
+
+
 def _alias_text(first: str | None) -> str:
     return "its own object" if first is None else f"same object as {first or '<root>'}"
 

@@ -242,7 +242,7 @@ def copy_changes(rec: Record) -> list[tuple[str, list[Change]]]:
                 # owner's intent, as a cached_property's value is) is no change the two share.
                 changes = [Change(f".{name}{c.path}", c.before, c.after, c.kind, c.text)
                            for c in diff(before, after, collapse=True, reads=True)
-                           if not boundary_rules.materialised(value, c)]
+                           if not boundary_rules.materialised(value, c, after)]
                 if changes:
                     out.append((name, changes))
     return out

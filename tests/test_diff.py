@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from aliascheck.diff import Change, diff, diff_shadows, iter_leaves, show
+from aliascheck.diff import Change, diff, diff_shadows, iter_leaves, node_at, show
 from aliascheck.fingerprint import Limits, fingerprint
 from aliascheck.shadow import BufferToken, Opaque, decode, stub_type
 from aliascheck.walk import walk
@@ -236,3 +236,26 @@ def collapsed_fp(before, after):
 def test_without_collapse_every_path_is_its_own_change():
     assert [str(c) for c in diff(fingerprint({"s": [1]}), fingerprint({"s": [1, 2, 3]}))] == [
         "['s'][1]: <missing> -> 2", "['s'][2]: <missing> -> 3"]
+
+
+class _Kind(str, enum.Enum):
+    A = "a"
+
+
+@dataclasses.dataclass
+class _Cell:
+    value: list
+
+
+def test_node_at_follows_every_path_a_diff_writes():
+    """Each changed path leads back to its part of the tree, keys of any type included (an enum's
+    member, as a str subclass's key would be, shows as its reduction, not a repr)."""
+    before = fingerprint({_Kind.A: [_Cell([1])], "b": {"c": _Cell([2])}})
+    after = fingerprint({_Kind.A: [_Cell([1, 9])], "b": {"c": _Cell([3])}})
+    tree = after.shadow()
+    paths = [c.path for c in diff(before, after)]
+    assert len(paths) == 2, paths
+    for path in paths:
+        owner = path.rpartition(".value")[0]
+        assert type(node_at(tree, owner)).__name__ == "_Cell", (path, owner)
+    assert node_at(tree, "['nope']") is None and node_at(tree, "") is tree

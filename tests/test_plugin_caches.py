@@ -509,15 +509,24 @@ def test_a_value_computed_at_first_use_into_a_class_declared_none_is_no_change(p
             def min_width(self):
                 return self._get_width()[0]
 
+        class Token(str):  # lark's terminal names: a str subclass, with its own reduction
+            def __new__(cls, kind, value):
+                self = super().__new__(cls, value)
+                self.kind = kind
+                return self
+
+            def __reduce__(self):
+                return (Token, (self.kind, str(self)))
+
         class Conf:
             def __init__(self):
-                self.terminals = {"A": Pattern("ab")}
+                self.terminals = {Token("TERMINAL", "A"): Pattern("ab")}
 
         def test_the_width_computed_at_first_use():
             conf = Conf()
             twin = copy.copy(conf)
             assert twin.terminals["A"].min_width == 2
-            assert conf.terminals is twin.terminals
+            assert conf.terminals is twin.terminals and type(next(iter(conf.terminals))) is Token
 
         def test_a_public_attribute_declared_none_set_on_a_shared_part():
             conf = Conf()

@@ -21,9 +21,10 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from ..diff import Change
+from ..diff import Change, node_at
 from ..kinds import KEPT_AGAIN
 from ..records import Record
+from ..shadow import GlobalRef, Stub
 
 
 # -- Kept (library -> project) --------------------------------------------------------------
@@ -112,7 +113,7 @@ def copied(rec: Record, flagged: set[int], copy: Any, source: Any) -> bool:
 _LAST_ATTRIBUTE = re.compile(r"^(.*)\.([A-Za-z_][A-Za-z_0-9]*)$")
 
 
-def materialised(root: Any, change: Change) -> bool:
+def materialised(root: Any, change: Change, after: Any = None) -> bool:
     """An attribute filled in by a read, nothing changed:
 
     - one that appeared where the class has a non-data descriptor of that name (``cached_property``,
@@ -124,7 +125,9 @@ def materialised(root: Any, change: Change) -> bool:
       (``_width = None`` in the class body): a value computed at its first use and kept (lark's
       ``PatternRE._get_width``).
 
-    A value replaced by another is a change.
+    A value replaced by another is a change. *after* (the value's fingerprint now) tells the
+    attribute's owner where the live value's path cannot be followed at C level (a dict whose keys
+    are a ``str`` subclass's instances, lark's ``Token``): the class its shadow names.
     """
     if change.before not in ("<missing>", "None"):
         return False
@@ -132,34 +135,55 @@ def materialised(root: Any, change: Change) -> bool:
     if match is None:
         return False
     owner = at_path(root, match.group(1))
-    if owner is None:
+    kind: Any = type(owner) if owner is not None else None
+    if kind is None and after is not None and after.detail is not None:
+        kind = _class_of(node_at(after.shadow(), match.group(1)))
+    if kind is None:
         return False
     name = match.group(2)
-    if change.before == "<missing>" and (found := _class_entry(owner, name)) is not None:
-        kind = type(found)
-        return any("__get__" in CLASS_DICT(k) for k in MRO(kind)) and not any(
-            "__set__" in CLASS_DICT(k) for k in MRO(kind))
+    if change.before == "<missing>" and (found := _class_entry(kind, name)) is not None:
+        entry = type(found)
+        return any("__get__" in CLASS_DICT(k) for k in MRO(entry)) and not any(
+            "__set__" in CLASS_DICT(k) for k in MRO(entry))
     if change.before == "<missing>" and name.startswith("_") and not name.startswith("__") \
-            and _declared_none(owner, name):
+            and _declared_none(kind, name):
         return True
     public = name[1:]
     return (name.startswith("_") and public.isidentifier() and not public.startswith("_")
-            and type(_class_entry(owner, public)) is property)
+            and type(_class_entry(kind, public)) is property)
 
 
-def _declared_none(owner: Any, name: str) -> bool:
-    """The first class along *owner*'s MRO that has *name* binds it to None."""
-    for klass in MRO(type(owner)):
+def _class_of(node: Any) -> type | None:
+    """The class a shadow node stands for an instance of, found in its module's namespace as loaded
+    (nothing imported, no attribute of the program's run); None when not found."""
+    if not isinstance(node, Stub) or isinstance(node, GlobalRef):
+        return None
+    qualname = type(node)._qualname
+    parts = qualname.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module = sys.modules.get(".".join(parts[:cut]))
+        if type(module) is types.ModuleType:
+            found: Any = module
+            for name in parts[cut:]:
+                space = vars(found) if type(found) is types.ModuleType else (
+                    CLASS_DICT(found) if isinstance(found, type) else {})
+                found = space.get(name)
+            return found if isinstance(found, type) else None
+    return None
+
+
+def _declared_none(kind: type, name: str) -> bool:
+    """The first class along *kind*'s MRO that has *name* binds it to None."""
+    for klass in MRO(kind):
         space = CLASS_DICT(klass)
         if name in space:
             return space[name] is None
     return False
 
 
-def _class_entry(owner: Any, name: str) -> Any:
-    """The entry for *name* along the MRO of *owner*'s class, read as type itself reads them: no
-    metaclass's code runs."""
-    for klass in MRO(type(owner)):
+def _class_entry(kind: type, name: str) -> Any:
+    """The entry for *name* along *kind*'s MRO, read as type itself reads them: no metaclass's code runs."""
+    for klass in MRO(kind):
         found = CLASS_DICT(klass).get(name)
         if found is not None:
             return found

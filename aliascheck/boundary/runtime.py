@@ -1641,7 +1641,7 @@ def _changes(rec: Record, now: Fingerprint) -> list[Change]:
         changes = diff(rec.fp, now, collapse=True, reads=True) or [Change("", "?", "?")]
     except Exception:  # RecursionError included
         return []
-    return [c for c in changes if not rules.materialised(rec.obj, c)]
+    return [c for c in changes if not rules.materialised(rec.obj, c, now)]
 
 
 
