@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -3254,3 +3255,52 @@ def test_the_runtimes_builtins_name_leads_to_names_that_do_not_change_in_a_test(
     finally:
         boundary.stop()
     assert portal._on is False
+
+
+def test_a_line_keeping_a_new_large_value_each_turn_is_sampled_past_its_budget(pytester: pytest.Pytester) -> None:
+    """lark's Earley forest visitor moves each node's growing list of children into its parent's: a
+    line that keeps a new, ever larger value at each turn was fingerprinted in full at every keep and
+    again at the next (50 s for one test of lark's suite, 0.24 s plain). Past its budget a site
+    records a new object at its 2**k-th keep only: the fingerprints stay few, whatever the count. The
+    same object kept again at the line (a history of one object) is still judged: flagged."""
+    pytester.makeconftest("""
+        from aliascheck.boundary import runtime
+
+        CALLS = []
+        real = runtime.fingerprint
+
+        def counting(value, *args, **kwargs):
+            if type(value) is list and len(value) > 100:
+                CALLS.append(len(value))
+            return real(value, *args, **kwargs)
+
+        runtime.fingerprint = counting
+
+        def pytest_terminal_summary(terminalreporter):
+            terminalreporter.write_line(f"large fingerprints: {len(CALLS)}")
+    """)
+    result = run(pytester, """
+        import types
+
+        def test_growing_values():
+            index, out, items = {}, [], []
+            for i in range(2000):
+                items = items + [types.SimpleNamespace(i=i)]  # a new list each turn, one item longer
+                index[i] = items
+                out.append(index[i])
+            assert len(out[-1]) == 2000
+
+        def test_one_object_kept_again_after_the_budget():
+            index, out, items = {}, [], []
+            for i in range(1200):
+                if i < 1196:
+                    items = items + [types.SimpleNamespace(i=i)]
+                else:
+                    items[0].i = -i  # the one object, written between its keeps at this line
+                index[i] = items
+                out.append(index[i])
+    """)
+    # Without sampling: one record and one judgement per keep of more than 100 items, about 3,800.
+    count = int(re.search(r"large fingerprints: (\d+)", result.stdout.str()).group(1))
+    assert count < 1200, result.stdout.str()[-2000:]
+    assert flagged(result) == {"test_one_object_kept_again_after_the_budget"}, result.stdout.str()[-3000:]

@@ -77,7 +77,7 @@ def register(base: int, table: tuple[tuple[str, str, Any], ...]) -> None:
 class _Keep:
     """Where a kept value sits: its keeper, and the key, index or name it is under."""
 
-    __slots__ = ("ref", "key", "how", "site", "epoch", "giver", "producer", "code", "memory")
+    __slots__ = ("ref", "key", "how", "site", "epoch", "giver", "producer", "code", "memory", "count")
 
     def __init__(self, keeper: Any, key: Any, how: str, site: int) -> None:
         # Weak when it can be: a keep must not keep its keeper alive.
@@ -94,6 +94,7 @@ class _Keep:
         # A container holding arrays or tensors over memory another process or an array's owner writes:
         # judged at the next keep, as an array is (its keeper may be a function's local, gone at teardown).
         self.memory = False
+        self.count = 1  # the site's keeps so far, this one included (sampling past SITE_BUDGET)
 
     @property
     def keeper(self) -> Any:
@@ -264,6 +265,9 @@ class _Test:
         # object. The object itself, not its id: a freed dict's id is soon another dict's.
         self.seen: dict[int, _Last] = SEEN
         self.counts: dict[int, int] = {}
+        # site -> the bytes its fingerprints took so far (records and judgements): a site past
+        # SITE_BUDGET records and judges only at its 2**k-th keep of a new object (_sampled_out)
+        self.spent: dict[int, int] = {}
         self.written: dict[int, int] = {}  # id -> epoch of the project's last write
         self.writers: dict[int, int] = {}  # id -> id of the code of the function that wrote it last
         self.produced: set[int] = set()  # ids whose writer is told (a generator's yielded or kept items)
@@ -1293,6 +1297,8 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     repeat = last.repeat + 1 if (last is not None and last.holds(value)
                                  and (how != "item" or _kept_before(last, keeper, value))) else 1
     t.seen[site] = _last(value, repeat)
+    if repeat == 1 and _sampled_out(t, site):
+        return
     prev = t.last.get(site)
     if prev is not None and prev.obj is None:  # a function's local, held weakly: see below
         old = prev.keeper()
@@ -1364,10 +1370,12 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     elif not _data(value):
         return  # an object kept as an item is a handle (a model, a client), not a value
     fp = fingerprint(value)
+    _spend(t, site, fp)
     rec = Record(_type_name(value), _sites[site][0], "kept", capture(3), threading.current_thread().name,
                  _ledger.test if _ledger is not None else None, value, fp, None, False)
     keep = _Keep(keeper, key, how, site)
     keep.epoch = t.epoch
+    keep.count = t.counts[site]
     frame = _project_frame()
     keep.giver = _giver(site, value, frame)
     keep.producer = producer
@@ -1399,6 +1407,39 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     if keep.strong:
         t.holds[id(keeper)] = t.holds.get(id(keeper), 0) + 1
     t.last[site] = rec  # not counted as a handover: the summary's counts are the state protocols' and channels'
+
+
+# The bytes of fingerprints one keep site may take in a test before it is sampled: a line that keeps a
+# new large value at each turn (lark's Earley forest visitor moves each node's growing list of children
+# into its parent's) would otherwise be fingerprinted in full at every keep and judged again at the next,
+# O(n) Python work per keep for n keeps. Past the budget the site records and judges a new object at
+# its 2**k-th keep only: O(log n) fingerprints; a history of one object (the same object kept again) and
+# what the site recorded last are judged as ever, and a finding at the site ends its sampling.
+SITE_BUDGET = 1 << 20
+
+
+def _spend(t: _Test, site: int, fp: Fingerprint) -> None:
+    detail = fp.detail
+    t.spent[site] = t.spent.get(site, 0) + (len(detail) if detail is not None else 0)
+
+
+def _sampled_out(t: _Test, site: int) -> bool:
+    """A keep of a new object at a site past its budget that is not its 2**k-th keep: not recorded."""
+    if t.spent.get(site, 0) <= SITE_BUDGET or site in t.flagged:
+        return False
+    count = t.counts[site]
+    return count & (count - 1) != 0
+
+
+def _unsampled(rec: Record) -> bool:
+    """A record of a site past its budget whose keep was not a 2**k-th one: not fingerprinted again
+    (its judgements at the next keep and at teardown alike). The same object kept again at its line
+    (a history of one object) is judged as ever."""
+    keep = rec.adopter
+    if type(keep) is not _Keep or _test.again is not None:
+        return False
+    return _test.spent.get(keep.site, 0) > SITE_BUDGET and keep.count & (keep.count - 1) != 0 \
+        and keep.site not in _test.flagged
 
 
 def _project_frame() -> Any:
@@ -1622,10 +1663,14 @@ def _items(keeper: Any) -> list[Any]:
 def _changed(rec: Record) -> Fingerprint | None:
     """A kept value's fingerprint now, if it differs from the one at the keep (None: the same, or
     either cannot be read back: never an error in the test)."""
+    if _unsampled(rec):
+        return None
     try:
         now = fingerprint(rec.obj)
     except Exception:  # RecursionError included
         return None
+    if type(rec.adopter) is _Keep:
+        _spend(_test, rec.adopter.site, now)
     _test.fresh = (rec, now)  # the value now, for a keep that refreshes this record next (_keep)
     if now.digest == rec.fp.digest or not now.verifiable or not rec.fp.verifiable:
         return None
