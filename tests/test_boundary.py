@@ -112,6 +112,10 @@ class Entry:
         self.msg = msg
 
 
+def register(table, name):
+    table[name] = len  # a library adding its entry to a table it was handed
+
+
 def emit(callback, msg):
     entry = Entry(msg)  # the library's own entry, rendered into after its callbacks ran
     callback({"event": msg, "_record": entry})
@@ -3304,3 +3308,56 @@ def test_a_line_keeping_a_new_large_value_each_turn_is_sampled_past_its_budget(p
     count = int(re.search(r"large fingerprints: (\d+)", result.stdout.str()).group(1))
     assert count < 1200, result.stdout.str()[-2000:]
     assert flagged(result) == {"test_one_object_kept_again_after_the_budget"}, result.stdout.str()[-3000:]
+
+
+def test_the_projects_own_object_stored_into_several_of_its_objects_is_not_a_history(
+        pytester: pytest.Pytester, lib: None) -> None:
+    """lark hands one callbacks table to every parser state it makes (``self.callbacks = callbacks``
+    in each): the project sharing its own object among its own objects, on purpose, not one object
+    kept again by one keeper. A library the project handed the table to adding to it changes what
+    every state sees, as the project meant: nothing about the table is recorded (lark's suite
+    fingerprinted it at every parse). Its twin, a library's callback storing the library's rows
+    into a project object at each call, keeps the library's live value: flagged."""
+    pytester.makeconftest("""
+        from aliascheck.boundary import runtime
+
+        CALLS = []
+        real = runtime.fingerprint
+
+        def counting(value, *args, **kwargs):
+            if type(value) is dict and len(value) >= 40:
+                CALLS.append(len(value))
+            return real(value, *args, **kwargs)
+
+        runtime.fingerprint = counting
+
+        def pytest_terminal_summary(terminalreporter):
+            terminalreporter.write_line(f"tables fingerprinted: {len(CALLS)}")
+    """)
+    result = run(pytester, """
+        import mylib
+
+        class State:
+            def __init__(self, callbacks):
+                self.callbacks = callbacks
+
+        class Sink:
+            def __init__(self):
+                self.tables = []
+
+            def __call__(self, rows):
+                self.tables.append(rows)
+
+        def test_one_table_in_each_state():
+            callbacks = {f"rule{i}": print for i in range(40)}
+            states = [State(callbacks) for _ in range(5)]
+            mylib.register(callbacks, "extra")
+            assert all(state.callbacks["extra"] is len for state in states)
+
+        def test_a_librarys_rows_kept_by_a_callback():
+            sink = Sink()
+            mylib.batches(sink)
+            assert sink.tables[0] is sink.tables[1]
+    """)
+    assert flagged(result) == {"test_a_librarys_rows_kept_by_a_callback"}, result.stdout.str()[-3000:]
+    assert "tables fingerprinted: 0" in result.stdout.str(), result.stdout.str()[-3000:]

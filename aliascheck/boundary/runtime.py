@@ -1348,8 +1348,11 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
             del t.last[site]
     elif prev is not None and prev.obj is not None and not prev.flagged and prev.keeper is not None:
         prev.obj = None  # judged and unchanged (or still held elsewhere): held weakly again
-    if made and repeat == 1:
-        return  # the project's own value, kept once: not a crossing
+    if made and (repeat == 1 or how == "attr"):
+        # The project's own value, kept once: not a crossing. Nor the same one stored again into an
+        # attribute (``self.callbacks = callbacks`` of each parser state lark makes of one
+        # configuration): the project sharing its own object among its objects, not a history.
+        return
     view = _view(value)
     # A container holding views of memory another process or an array's owner writes (a state dict a
     # torch.multiprocessing queue delivered) is live whoever else refers to it.
@@ -1570,6 +1573,8 @@ def _held(rec: Record) -> bool:
     someone besides these records (a dead function's local list holds nothing any more)."""
     keep: _Keep = rec.adopter
     value = rec.obj
+    if type(keep.ref) is _ById and sys.getrefcount(value) <= 3:
+        return False  # the record, this frame's name and getrefcount's argument: nobody else, no heap scan
     keeper = keep.find(value)
     if keeper is None:
         return False  # the keeper is gone, or no longer refers to the value
