@@ -1527,11 +1527,25 @@ def _own_items(value: Any, depth: int, own: list[type]) -> bool:
             if not depth or not _own_items(item, depth - 1, own):
                 return False
             continue
+        if kind is types.MethodType or kind is types.FunctionType:
+            # A project object's bound method, a function of the project's code (a parser's dispatch
+            # table ``{name: getattr(self, "parse_" + name)}``): the project's own, read at C level.
+            if not _own_callable(item):
+                return False
+            continue
         if _buffer_type(kind) or not _project_type(kind):
             return False
         last = kind
         own.append(kind)
     return True
+
+
+def _own_callable(item: Any) -> bool:
+    if type(item) is types.MethodType:
+        owner: Any = item.__self__
+        return _project_type(owner if issubclass(type(owner), type) else type(owner)) and (
+            type(item.__func__) is not types.FunctionType or _in_project(item.__func__.__code__.co_filename))
+    return _in_project(item.__code__.co_filename)
 
 
 _ATOM_IDS = frozenset(map(id, mutability.ATOMS))
