@@ -3267,22 +3267,7 @@ def test_a_line_keeping_a_new_large_value_each_turn_is_sampled_past_its_budget(p
     again at the next (50 s for one test of lark's suite, 0.24 s plain). Past its budget a site
     records a new object at its 2**k-th keep only: the fingerprints stay few, whatever the count. The
     same object kept again at the line (a history of one object) is still judged: flagged."""
-    pytester.makeconftest("""
-        from aliascheck.boundary import runtime
-
-        CALLS = []
-        real = runtime.fingerprint
-
-        def counting(value, *args, **kwargs):
-            if type(value) is list and len(value) > 100:
-                CALLS.append(len(value))
-            return real(value, *args, **kwargs)
-
-        runtime.fingerprint = counting
-
-        def pytest_terminal_summary(terminalreporter):
-            terminalreporter.write_line(f"large fingerprints: {len(CALLS)}")
-    """)
+    _count_fingerprints(pytester, "type(value) is list and len(value) > 100", "len(value)")
     result = run(pytester, """
         import types
 
@@ -3305,7 +3290,7 @@ def test_a_line_keeping_a_new_large_value_each_turn_is_sampled_past_its_budget(p
                 out.append(index[i])
     """)
     # Without sampling: one record and one judgement per keep of more than 100 items, about 3,800.
-    count = int(re.search(r"large fingerprints: (\d+)", result.stdout.str()).group(1))
+    count = len(_fingerprinted(result))
     assert count < 1200, result.stdout.str()[-2000:]
     assert flagged(result) == {"test_one_object_kept_again_after_the_budget"}, result.stdout.str()[-3000:]
 
@@ -3318,22 +3303,7 @@ def test_the_projects_own_object_stored_into_several_of_its_objects_is_not_a_his
     every state sees, as the project meant: nothing about the table is recorded (lark's suite
     fingerprinted it at every parse). Its twin, a library's callback storing the library's rows
     into a project object at each call, keeps the library's live value: flagged."""
-    pytester.makeconftest("""
-        from aliascheck.boundary import runtime
-
-        CALLS = []
-        real = runtime.fingerprint
-
-        def counting(value, *args, **kwargs):
-            if type(value) is dict and len(value) >= 40:
-                CALLS.append(len(value))
-            return real(value, *args, **kwargs)
-
-        runtime.fingerprint = counting
-
-        def pytest_terminal_summary(terminalreporter):
-            terminalreporter.write_line(f"tables fingerprinted: {len(CALLS)}")
-    """)
+    _count_fingerprints(pytester, "type(value) is dict and len(value) >= 40", "len(value)")
     result = run(pytester, """
         import mylib
 
@@ -3360,7 +3330,7 @@ def test_the_projects_own_object_stored_into_several_of_its_objects_is_not_a_his
             assert sink.tables[0] is sink.tables[1]
     """)
     assert flagged(result) == {"test_a_librarys_rows_kept_by_a_callback"}, result.stdout.str()[-3000:]
-    assert "tables fingerprinted: 0" in result.stdout.str(), result.stdout.str()[-3000:]
+    assert _fingerprinted(result) == [], result.stdout.str()[-3000:]
 
 
 def test_a_dispatch_table_of_the_projects_own_methods_is_its_own(pytester: pytest.Pytester) -> None:
@@ -3368,22 +3338,7 @@ def test_a_dispatch_table_of_the_projects_own_methods_is_its_own(pytester: pytes
     construction: bound methods of the project's own object, a table the project built of its own
     parts, never recorded (mistune's suite fingerprinted 948 of them). A table of a library object's
     bound methods is still looked at."""
-    pytester.makeconftest("""
-        from aliascheck.boundary import runtime
-
-        CALLS = []
-        real = runtime.fingerprint
-
-        def counting(value, *args, **kwargs):
-            if type(value) is dict and len(value) >= 20:
-                CALLS.append(sorted(value)[0])
-            return real(value, *args, **kwargs)
-
-        runtime.fingerprint = counting
-
-        def pytest_terminal_summary(terminalreporter):
-            terminalreporter.write_line(f"tables fingerprinted: {sorted(set(CALLS))}")
-    """)
+    _count_fingerprints(pytester, "type(value) is dict and len(value) >= 20", "sorted(value)[0]")
     result = run(pytester, """
         import collections
 
@@ -3406,5 +3361,32 @@ def test_a_dispatch_table_of_the_projects_own_methods_is_its_own(pytester: pytes
             dispatches = [Dispatch(queue) for _ in range(3)]
             assert parsers[0]._methods["rule00"]() == 1 and len(dispatches) == 3
     """)
-    out = result.stdout.str()
-    assert "'rule00'" not in out and "'librule00'" in out, out[-2000:]
+    assert set(_fingerprinted(result)) == {"librule00"}, result.stdout.str()[-2000:]
+
+
+def _count_fingerprints(pytester: pytest.Pytester, condition: str, record: str) -> None:
+    """A conftest that counts the boundary runtime's fingerprints of values meeting *condition*
+    (an expression of ``value``), noting *record* of each, and prints them at the run's end as
+    ``fingerprinted: [...]``."""
+    pytester.makeconftest(f"""
+        from aliascheck.boundary import runtime
+
+        CALLS = []
+        real = runtime.fingerprint
+
+        def counting(value, *args, **kwargs):
+            if {condition}:
+                CALLS.append({record})
+            return real(value, *args, **kwargs)
+
+        runtime.fingerprint = counting
+
+        def pytest_terminal_summary(terminalreporter):
+            terminalreporter.write_line(f"fingerprinted: {{CALLS!r}}")
+    """)
+
+
+def _fingerprinted(result: pytest.RunResult) -> list[Any]:
+    match = re.search(r"^fingerprinted: (\[.*\])$", result.stdout.str(), re.M)
+    assert match, result.stdout.str()[-2000:]
+    return ast.literal_eval(match.group(1))
