@@ -278,24 +278,31 @@ def callee_of(owner: Any, name: str) -> Any:
     if issubclass(kind, type):
         if not _generic(kind, name, type):
             return None
-        for base in _MRO(owner):
-            found = _CLASS_DICT(base).get(name)
-            if found is not None:
-                return _type_getattr(owner, name) if _plain_entry(found) else None
-        return None
+        found = _class_entry(owner, name)
+        if found is _ABSENT or not _plain_entry(found):
+            return None
+        return _type_getattr(owner, name)
     if not _generic(kind, name, object):
         return None
-    found = None
-    for base in _MRO(kind):
-        found = _CLASS_DICT(base).get(name)
-        if found is not None:
-            break
-    if found is not None and not _plain_entry(found):
+    found = _class_entry(kind, name)
+    if found is not _ABSENT and not _plain_entry(found):
         return None
     try:
         return _generic_getattr(owner, name)  # the instance's own dict first, read in place
     except Exception:
         return None
+
+
+def _class_entry(kind: type, name: str) -> Any:
+    """The first entry for *name* along *kind*'s MRO, None included (``_width = None``); _ABSENT if none."""
+    for base in _MRO(kind):
+        space = _CLASS_DICT(base)
+        if name in space:
+            return space[name]
+    return _ABSENT
+
+
+_ABSENT = object()
 
 
 def _generic(kind: type, name: str, root: type) -> bool:

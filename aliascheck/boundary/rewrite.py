@@ -629,6 +629,7 @@ class Marker(ast.NodeTransformer):
             self._return(st, stmt)
         passes = self._passes(stmt, st)  # last: the others look at the calls as written
         judged: ast.stmt | None = None
+        unpend: ast.stmt | None = None
         if passes is not None:
             # The temporaries the call's judgement does not read go first: one holding an intermediate
             # (the receiver of ``torch.as_tensor(buf).clone()``) would count as the library keeping buf.
@@ -636,19 +637,20 @@ class Marker(ast.NodeTransformer):
             st.after += _deleted([t for t in st.temps if t not in used])
             judged = _guarded(None, passes.after, test=_template("PENDED(S)", S=ast.Constant(passes.site)))
             st.after.append(judged)
-            st.final.append(_call_stmt("UNPEND", ast.Constant(passes.site), ast.Constant(None)))
+            unpend = _call_stmt("UNPEND", ast.Constant(passes.site), ast.Constant(None))
+            st.final.append(unpend)
         if self.context_vars or self.imported:
             self._context_gets(st, stmt)  # after _passes: its runtime calls are not the program's
         out = st.emit(stmt)
         yielded = self._yield(stmt)
         self._yield_view(stmt)
         if passes is not None:
-            out = [self._branches(stmt, st, passes, judged, out)]
+            out = [self._branches(stmt, st, passes, (judged, unpend), out)]
         if yielded is not None:
             out.insert(0, yielded)
         return out
 
-    def _branches(self, stmt: ast.stmt, st: _Statement, passes: _Passes, judged: ast.stmt | None,
+    def _branches(self, stmt: ast.stmt, st: _Statement, passes: _Passes, judging: tuple[Any, Any],
                   marked: list[ast.stmt]) -> ast.stmt:
         """``if PASSES(...): before(...); <the statement, its callees caught>; after(...)`` ``else: <the
         statement as otherwise marked>``: the gate's answer needs no temporary (the branch taken is the
@@ -657,8 +659,9 @@ class Marker(ast.NodeTransformer):
         twin = _Uncaught(set(passes.caught)).visit(copy.deepcopy(stmt))
         other = _Statement(self)
         other.temps = [t for t in st.temps if t not in passes.caught]
+        judged, unpend = judging  # the call's judgement after the statement, and its end: this branch's only
         other.after = [copy.deepcopy(node) for node in st.after if node is not judged]
-        other.final = st.final[:-1]
+        other.final = [node for node in st.final if node is not unpend]
         before = ast.Try(body=[passes.before], handlers=[ast.ExceptHandler(_rt("Exception"), None, [ast.Pass()])],
                          orelse=[], finalbody=[])
         branch = ast.If(passes.looked, [before, *marked], other.emit(twin))

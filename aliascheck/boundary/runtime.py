@@ -1297,7 +1297,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     repeat = last.repeat + 1 if (last is not None and last.holds(value)
                                  and (how != "item" or _kept_before(last, keeper, value))) else 1
     t.seen[site] = _last(value, repeat)
-    if repeat == 1 and _sampled_out(t, site):
+    if repeat == 1 and _sampled_out(t, site, t.counts[site]):
         return
     prev = t.last.get(site)
     if prev is not None and prev.obj is None:  # a function's local, held weakly: see below
@@ -1426,23 +1426,17 @@ def _spend(t: _Test, site: int, fp: Fingerprint) -> None:
     t.spent[site] = t.spent.get(site, 0) + (len(detail) if detail is not None else 0)
 
 
-def _sampled_out(t: _Test, site: int) -> bool:
-    """A keep of a new object at a site past its budget that is not its 2**k-th keep: not recorded."""
-    if t.spent.get(site, 0) <= SITE_BUDGET or site in t.flagged:
-        return False
-    count = t.counts[site]
-    return count & (count - 1) != 0
+def _sampled_out(t: _Test, site: int, count: int) -> bool:
+    """The *count*-th keep at a site past its budget, not a 2**k-th one, the site not flagged: a new
+    object kept then is not recorded, and a record made then is not fingerprinted again."""
+    return count & (count - 1) != 0 and t.spent.get(site, 0) > SITE_BUDGET and site not in t.flagged
 
 
 def _unsampled(rec: Record) -> bool:
-    """A record of a site past its budget whose keep was not a 2**k-th one: not fingerprinted again
-    (its judgements at the next keep and at teardown alike). The same object kept again at its line
-    (a history of one object) is judged as ever."""
+    """A record made at a keep :func:`_sampled_out` now passes over: not judged again (at the next keep
+    and at teardown alike). The same object kept again at its line (a history of one object) is."""
     keep = rec.adopter
-    if type(keep) is not _Keep or _test.again is not None:
-        return False
-    return _test.spent.get(keep.site, 0) > SITE_BUDGET and keep.count & (keep.count - 1) != 0 \
-        and keep.site not in _test.flagged
+    return type(keep) is _Keep and _test.again is None and _sampled_out(_test, keep.site, keep.count)
 
 
 def _project_frame() -> Any:
