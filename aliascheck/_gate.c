@@ -1397,7 +1397,35 @@ fail:
     return NULL;
 }
 
+/* memory_at(address, size, copy_limit): the *size* bytes at *address*, copied into a bytes object when
+ * there are at most *copy_limit* of them (a sample a report can name elements from), else a read-only
+ * memoryview over them in place (hashed, never kept: it holds nothing alive). What ctypes'
+ * ``(c_char * size).from_address(address)`` reads, without a type and an object per size. */
+static PyObject *
+memory_at(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "memory_at(address, size, copy_limit)");
+        return NULL;
+    }
+    void *address = PyLong_AsVoidPtr(args[0]);
+    Py_ssize_t size = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t limit = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (size < 0 || (address == NULL && size > 0)) {
+        PyErr_SetString(PyExc_ValueError, "memory_at: no memory there");
+        return NULL;
+    }
+    if (size <= limit) {
+        return PyBytes_FromStringAndSize((const char *)address, size);
+    }
+    return PyMemoryView_FromMemory((char *)address, size, PyBUF_READ);
+}
+
 static PyMethodDef methods[] = {
+    {"memory_at", (PyCFunction)(void (*)(void))memory_at, METH_FASTCALL, "memory_at(address, size, copy_limit): see aliascheck.handlers"},
     {"referrers", (PyCFunction)(void (*)(void))referrers, METH_FASTCALL,
      "referrers(targets, skip): for each target, the objects that refer to it (see aliascheck.keepers)"},
     {"keep", (PyCFunction)(void (*)(void))keep, METH_FASTCALL, "keep(value, keeper[, watch[, loop_site, site]]): see aliascheck.gate"},

@@ -138,6 +138,11 @@ class Fingerprint(NamedTuple):
         ] or ([("", "detail not kept")] if self.detail is None else [])
 
 
+_handlers_cache = handlers._cache  # type -> handler, filled by handlers.handler_for
+_UNKNOWN = object()
+_Opaque, _BufferToken = shadow.Opaque, shadow.BufferToken
+
+
 class _Pickler(pickle.Pickler):
     """One per thread, reused: building a Pickler costs more than a tiny dump."""
 
@@ -151,7 +156,11 @@ class _Pickler(pickle.Pickler):
         self.reductions: list[Any] | None = None  # the reductions of what ``seen`` got, in its order
 
     def reducer_override(self, obj: Any) -> Any:
-        handler = handlers.handler_for(type(obj))
+        # Called for every object the pickler meets: the handler cache and the unreadable test are
+        # read in place (two Python calls less an object, ~10% of a small tensor's read).
+        handler = _handlers_cache.get(type(obj), _UNKNOWN)
+        if handler is _UNKNOWN:
+            handler = handlers.handler_for(type(obj))
         if handler is None:
             return handlers.plain_reduction(obj)
         if self.then is not None and (reduced := self.then.get(id(obj))) is not None:
@@ -163,9 +172,11 @@ class _Pickler(pickle.Pickler):
                 self.reductions.append(reduced)
         else:
             reduced = handler(obj)
-        if reduced is not NotImplemented and handlers.unreadable(reduced):
-            self.opaque += 1
+        if reduced is not NotImplemented and (
+                reduced[0] is _Opaque or (reduced[0] is _BufferToken and reduced[1][4] is None)):
+            self.opaque += 1  # handlers.unreadable(reduced), inline
         return reduced
+
 
 
 _local = threading.local()

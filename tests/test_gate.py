@@ -573,3 +573,26 @@ def test_a_loop_in_a_function_with_no_caller_is_answered(both: tuple[_State, _St
         _thread.start_new_thread(first, (items,))
         assert done.wait(10)
         assert got == [items] and state.generators[-1] == (items, 9, True)
+
+
+@pytest.mark.skipif(not gate.COMPILED, reason="the compiled twin is not built")
+def test_memory_at_reads_what_the_ctypes_reference_reads() -> None:
+    from aliascheck import handlers
+
+    data = bytearray(range(200)) * 3
+    address = _address_of(data)
+    for size, limit in ((0, 256), (1, 256), (256, 256), (257, 256), (600, 256), (600, 0)):
+        compiled = gate._compiled.memory_at(address, size, limit)
+        reference = handlers._memory_here(address, size, limit)
+        assert type(compiled) is (bytes if size <= limit else memoryview)
+        assert bytes(compiled) == bytes(reference) == bytes(data[:size])
+    with pytest.raises(ValueError):
+        gate._compiled.memory_at(0, 4, 256)
+    with pytest.raises(ValueError):
+        gate._compiled.memory_at(address, -1, 256)
+
+
+def _address_of(data: bytearray) -> int:
+    import ctypes
+
+    return ctypes.addressof(ctypes.c_char.from_buffer(data))
