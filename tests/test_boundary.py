@@ -2036,6 +2036,23 @@ HAND_OFF = '''
             return seen
         assert frames(use) == [0, 4, 8]
 
+    def into(objects):
+        def use(shm, ready, go, ack):
+            kept = np.empty(3, dtype=object) if objects else np.empty((3, 4), dtype=np.int64)
+            for i in range(3):
+                view = wait(shm, ready, go)
+                kept[i] = view  # int64 rows: the bytes copied in; an object array: the view itself
+                ack.set()
+            del view
+            return [int(row[0]) for row in kept]
+        return frames(use)
+
+    def test_a_window_copied_into_the_consumers_own_array():
+        assert into(objects=False) == [0, 1, 2]
+
+    def test_windows_kept_in_an_object_array():
+        assert into(objects=True) == [2, 2, 2]
+
     def differences(copy):
         def use(shm, ready, go, ack):
             diffs, prev = [], None
@@ -2061,10 +2078,13 @@ def test_a_window_onto_a_slot_under_a_hand_off_is_judged_by_who_can_still_read_i
     # Precision: a producer that refills its one shared slot only after the consumer acknowledged the
     # frame. The consumer's name is a window: bound again, it lets go of the earlier view, which nobody
     # can read any more, so its change is no finding. A second name still holding the earlier view
-    # (a frame difference against the same memory) could read it: that is.
+    # (a frame difference against the same memory, an object array holding each view) could read it:
+    # that is. An array of numbers a view is assigned into copies its bytes: no keep.
     result = run(pytester, HAND_OFF)
     assert outcomes(result) == {"test_a_window_read_before_each_acknowledgement": "PASSED",
                                 "test_a_window_bound_in_a_helper": "PASSED",
+                                "test_a_window_copied_into_the_consumers_own_array": "PASSED",
+                                "test_windows_kept_in_an_object_array": "FAILED",
                                 "test_the_previous_frame_kept_for_a_difference": "FAILED",
                                 "test_the_previous_frame_copied_for_a_difference": "PASSED"}, result.stdout.str()
     result.stdout.fnmatch_lines(["*view holds * ndarray* (handed out by wait(shm, ready, go)), changed after it"

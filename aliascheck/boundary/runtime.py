@@ -461,6 +461,8 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
     kind = type(value)
     if kind in mutability.ATOMS or (source == MADE and not _buffer_type(kind)):  # an atom, the project's own cells
         return
+    if attr is None and _copied_into(keeper):
+        return  # mine[...] = frame: the bytes are copied, the value is not kept
     if source == REUSED and not _reused(site, value):
         source = MADE  # a new object at the line after all: the project's own cells
         if not _buffer_type(kind):
@@ -524,6 +526,19 @@ def _atoms_only(value: Any) -> bool:
     """A dict or list of atoms only, told at C speed (short ones: a long one is fingerprinted anyway)."""
     items = value.values() if type(value) is dict else value
     return len(value) <= QUIET_WIDTH and ONLY_ATOMS(map(type, items))
+
+
+def _copied_into(keeper: Any) -> bool:
+    """An array or tensor stores copies of what is assigned into it (``mine[...] = frame``, ``t[i] =
+    x``): an item stored into it is a write of its bytes, not a keep. A NumPy array of objects holds
+    references: its items are kept."""
+    kind = type(keeper)
+    if not _buffer_type(kind):
+        return False
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(keeper, np.ndarray):
+        return not np.ndarray.dtype.__get__(keeper).hasobject  # the C getter: no property of a subclass
+    return True
 
 
 def _buffer_type(kind: type) -> bool:
