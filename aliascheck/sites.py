@@ -291,15 +291,17 @@ def held_by_callers(obj: object) -> bool:
 _test_frames: list[FrameType] = []
 
 
-def hold_test_frame(frame: FrameType | None, levels: int = 16) -> None:
-    """From *frame* out, the first frame the test runner called (the test function's own), held."""
+def hold_test_frame(frame: FrameType | None, levels: int = 16) -> bool:
+    """From *frame* out, the first frame the test runner called (the test function's own), held.
+    Whether there was one (a thread of the test's own has none)."""
     while frame is not None and levels:
         caller = frame.f_back
         if caller is not None and "_pytest" in caller.f_code.co_filename and not is_ours(frame.f_code.co_filename):
             if all(held is not frame for held in _test_frames):
                 _test_frames.append(frame)
-            return
+            return True
         frame, levels = caller, levels - 1
+    return False
 
 
 def release_test_frames() -> None:

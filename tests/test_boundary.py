@@ -1566,6 +1566,14 @@ PROJECT_RETURNS = """
             buf[:] = i
             return buf
 
+    class Decoded:  # a copy only when asked for: the branch taken is the one told
+        def __init__(self, copy):
+            self.buf, self.copy = np.zeros(2), copy
+
+        def __getitem__(self, i):
+            self.buf[:] = i
+            return self.buf.copy() if self.copy else self.buf
+
     TABLE = np.arange(4.0)
 
     def table():
@@ -1612,6 +1620,14 @@ PROJECT_RETURNS = """
     def test_a_table_returned_again_and_kept():
         kept = [table() for _ in range(4)]
         assert all(k is TABLE for k in kept)
+
+    def test_items_returned_on_one_branch_of_a_condition():
+        ds = Decoded(copy=False)
+        assert len([ds[i] for i in range(4)]) == 4
+
+    def test_items_copied_on_the_branch_taken():
+        ds = Decoded(copy=True)
+        assert [float(x[0]) for x in [ds[i] for i in range(4)]] == [0.0, 1.0, 2.0, 3.0]
 """
 
 
@@ -1619,11 +1635,13 @@ def test_a_project_functions_reused_buffer_is_a_change_for_its_keeper(pytester: 
     """The generator's rule for a plain function that returns one buffer it refills (an environment's
     ``step``, a dataset's ``__getitem__``; dm_control#34 "returned observations will be mutated when the
     environment steps"): a collection holding the buffer twice when it is refilled and returned again
-    is flagged at the return. Copies (by the function or the consumer), one item used at a time, one
-    slot holding the latest, and an array returned again but never written stay clean."""
+    is flagged at the return, on whichever branch of ``a if c else b`` it is returned. Copies (by the
+    function, on the branch taken, or by the consumer), one item used at a time, one slot holding the
+    latest, and an array returned again but never written stay clean."""
     result = run(pytester, PROJECT_RETURNS)
-    assert flagged(result) == {"test_rollout_keeps_live_observations", "test_dataset_items_in_a_comprehension"}
-    assert len(outcomes(result)) == 7
+    assert flagged(result) == {"test_rollout_keeps_live_observations", "test_dataset_items_in_a_comprehension",
+                               "test_items_returned_on_one_branch_of_a_condition"}
+    assert len(outcomes(result)) == 9
     result.stdout.fnmatch_lines([
         "*a list holds one live ndarray 2 times (returned by step()), changed after it was kept: [[]*[]]: refilled "
         "by step() after it was returned, then returned again*",
@@ -2089,6 +2107,57 @@ def test_a_window_onto_a_slot_under_a_hand_off_is_judged_by_who_can_still_read_i
                                 "test_the_previous_frame_copied_for_a_difference": "PASSED"}, result.stdout.str()
     result.stdout.fnmatch_lines(["*view holds * ndarray* (handed out by wait(shm, ready, go)), changed after it"
                                  " was kept*"])
+
+
+KEEPER_NAMED_BY_THE_TEST = '''
+    import numpy as np
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+    class Decoded(Dataset):
+        def __init__(self, n):
+            self.n, self.buf = n, np.zeros(3, dtype=np.float32)
+
+        def __len__(self):
+            return self.n
+
+        def __getitem__(self, i):
+            self.buf[:] = i  # decoded into one reused buffer
+            return torch.as_tensor(self.buf)  # a view of it
+
+    class FirstKeeper:
+        def __init__(self):
+            self.items = []
+
+        def collect_first(self, ds):
+            for i, t in enumerate(DataLoader(ds, batch_size=None)):
+                if i == 0:
+                    self.items.append(t)  # the later items refill its memory
+
+        def collect_first_copy(self, ds):
+            for i, t in enumerate(DataLoader(ds, batch_size=None)):
+                if i == 0:
+                    self.items.append(t.clone())
+
+    def test_a_keeper_only_the_test_names():
+        k = FirstKeeper()
+        k.collect_first(Decoded(3))
+        assert len(k.items) == 1
+
+    def test_a_keeper_only_the_test_names_keeps_a_copy():
+        k = FirstKeeper()
+        k.collect_first_copy(Decoded(3))
+        assert float(k.items[0][0]) == 0.0
+'''
+
+
+def test_a_keeper_only_the_test_names_is_judged_after_the_test_returned(pytester: pytest.Pytester) -> None:
+    # k dies with the test's frame: the keep under it holds that frame till the end check, as a
+    # handover does, so that k.items is judged (it was let go of unjudged).
+    result = run(pytester, KEEPER_NAMED_BY_THE_TEST)
+    assert outcomes(result) == {"test_a_keeper_only_the_test_names": "FAILED",
+                                "test_a_keeper_only_the_test_names_keeps_a_copy": "PASSED"}, result.stdout.str()
+    result.stdout.fnmatch_lines(["*self.items holds a live Tensor*changed after it was kept*"])
 
 
 QUEUED_TENSORS = '''

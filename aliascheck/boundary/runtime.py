@@ -311,6 +311,7 @@ class _Test:
         # Set once a kept tensor views memory torch did not allocate: the project's writes into arrays
         # are then told by the memory they write too, (address, size) -> (epoch, the writer's code id).
         self.foreign = False
+        self.frame_held = 0  # the thread whose keep held the test function's frame (sites.hold_test_frame)
         self.written_memory: dict[tuple[int, int], tuple[int, int]] = {}
         self.epoch = 0
         self.shared: dict[int, Record] = {}  # id of a part a copy shares with its source -> the copy's record
@@ -1395,6 +1396,10 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     keep.epoch = t.epoch
     keep.count = t.counts[site]
     frame = _project_frame()
+    if t.frame_held != threading.get_ident() and sites.hold_test_frame(frame):
+        # The test's names may hold the keeper until its end check (``k = Keeper(); k.collect(ds)``:
+        # k.items is judged after the test returned, as a handover's holder is).
+        t.frame_held = threading.get_ident()
     keep.giver = _giver(site, value, frame)
     keep.producer = producer
     keep.code = id(frame.f_code) if frame is not None else 0
