@@ -761,37 +761,52 @@ class Marker(ast.NodeTransformer):
         value = stmt.value
         parts = value.elts if isinstance(value, ast.Tuple) else [value]
         for i, part in enumerate(parts):
-            caught: ast.expr
-            if isinstance(part, ast.Name) and part.id == self.plain_self:
-                continue  # the instance of a class of no base but object: never an array nor a container
-            text = _receiver_text(part) if isinstance(part, (ast.Name, ast.Attribute)) else None
-            # What the function writes into and keeps past the call (an attribute, a global, a closure's,
-            # a local bound to one): not a parameter, which the caller owns and passes again or not.
-            gate = "REFILLED(X)" if text in self.refilled and text not in self.parameters else "RETURNING(X)"
-            if isinstance(part, ast.Name) and not (part.id.startswith("@") or part.id in self.atoms
-                                                   or self._private(part)) and (
-                    part.id in self.own or gate == "RETURNING(X)"):
-                caught, again = _name(part.id), _name(part.id)
-            elif isinstance(part, ast.Name) and gate == "REFILLED(X)" and not part.id.startswith("@"):
-                # a global or a closure's: caught in a temporary, so that its count is an attribute's
-                temp = self.temp()
-                st.temps.append(temp)
-                caught, again = ast.NamedExpr(ast.Name(temp, ast.Store()), part), _name(temp)
-            elif isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name):
-                temp = self.temp()
-                st.temps.append(temp)
-                caught, again = ast.NamedExpr(ast.Name(temp, ast.Store()), part), _name(temp)
-            else:
+            wrapped = self._returned(st, part)
+            if wrapped is None:
                 continue
-            site = self._site(_text(part), "return", self.function)
-            told = ast.Call(_rt("returned"), [again, ast.Constant(site)], [])
-            wrapped = ast.IfExp(_template(gate, X=caught), told, copy.copy(again))
-            ast.copy_location(wrapped, part)
-            ast.fix_missing_locations(wrapped)
             if isinstance(value, ast.Tuple):
                 value.elts[i] = wrapped
             else:
                 stmt.value = wrapped
+
+    def _returned(self, st: _Statement, part: ast.expr) -> ast.expr | None:
+        """One returned item, told to the runtime on its way out (:meth:`_return`), or None: nothing
+        to tell. Each branch of ``a if c else b`` is told as that item would be (``return self.buf.clone()
+        if self.copy else self.buf``): only the branch taken is evaluated, once."""
+        if isinstance(part, ast.IfExp):
+            body, orelse = self._returned(st, part.body), self._returned(st, part.orelse)
+            if body is None and orelse is None:
+                return None
+            part.body, part.orelse = body or part.body, orelse or part.orelse
+            return part
+        caught: ast.expr
+        if isinstance(part, ast.Name) and part.id == self.plain_self:
+            return None  # the instance of a class of no base but object: never an array nor a container
+        text = _receiver_text(part) if isinstance(part, (ast.Name, ast.Attribute)) else None
+        # What the function writes into and keeps past the call (an attribute, a global, a closure's,
+        # a local bound to one): not a parameter, which the caller owns and passes again or not.
+        gate = "REFILLED(X)" if text in self.refilled and text not in self.parameters else "RETURNING(X)"
+        if isinstance(part, ast.Name) and not (part.id.startswith("@") or part.id in self.atoms
+                                               or self._private(part)) and (
+                part.id in self.own or gate == "RETURNING(X)"):
+            caught, again = _name(part.id), _name(part.id)
+        elif isinstance(part, ast.Name) and gate == "REFILLED(X)" and not part.id.startswith("@"):
+            # a global or a closure's: caught in a temporary, so that its count is an attribute's
+            temp = self.temp()
+            st.temps.append(temp)
+            caught, again = ast.NamedExpr(ast.Name(temp, ast.Store()), part), _name(temp)
+        elif isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name):
+            temp = self.temp()
+            st.temps.append(temp)
+            caught, again = ast.NamedExpr(ast.Name(temp, ast.Store()), part), _name(temp)
+        else:
+            return None
+        site = self._site(_text(part), "return", self.function)
+        told = ast.Call(_rt("returned"), [again, ast.Constant(site)], [])
+        wrapped = ast.IfExp(_template(gate, X=caught), told, copy.copy(again))
+        ast.copy_location(wrapped, part)
+        ast.fix_missing_locations(wrapped)
+        return wrapped
 
     def _yield_view(self, stmt: ast.stmt) -> None:
         """``yield name[...]`` (a view of an array or tensor) in the project's generator: the view is

@@ -895,6 +895,11 @@ def return_buffer(holder: Counted) -> object:
     return buf
 
 
+def return_one_branch(first: Counted, second: Counted, which: bool) -> object:
+    """``return a.prop if c else b.prop``: only the branch taken reads its property, once."""
+    return first.prop if which else second.prop
+
+
 class Dropped:
     """Says when it dies (pyparsing's Forward warns from ``__del__``)."""
 

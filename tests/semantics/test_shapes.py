@@ -251,6 +251,10 @@ def test_a_return_reads_its_value_once() -> None:
     assert obj.reads == 3
     plain = p.Counted([1])
     assert p.return_prop(plain) is plain._value and plain.reads == 1
+    first, second = p.Counted(np.zeros(2)), p.Counted(np.ones(2))
+    assert p.return_one_branch(first, second, True) is first._value
+    assert p.return_one_branch(first, second, False) is second._value
+    assert (first.reads, second.reads) == (1, 1)
 
 
 def test_a_get_of_something_named_as_a_context_var_reads_once() -> None:
