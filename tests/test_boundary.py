@@ -1651,6 +1651,8 @@ def test_a_project_functions_reused_buffer_is_a_change_for_its_keeper(pytester: 
 
 
 PROJECT_HISTORY = """
+    import io
+
     class Tracker:
         def __init__(self):
             self.metrics = {"loss": 0.0, "step": 0}
@@ -1662,6 +1664,9 @@ PROJECT_HISTORY = """
 
         def current(self):
             return self.metrics
+
+    def describe(config):
+        return ", ".join(f"{k}={v}" for k, v in config.items())
 
     def record(i):
         return {"id": i, "status": "new"}
@@ -1789,6 +1794,25 @@ PROJECT_HISTORY = """
         by_id[1]["status"] = "done"
         items[2]["status"] = "done"
         assert [r["status"] for r in items] == ["new", "done", "done"]
+
+    def test_one_buffer_a_library_fills_kept_at_each_turn():
+        stream, buf, chunks = io.BytesIO(b"abcdefgh"), bytearray(4), []
+        while stream.readinto(buf) == 4:  # the library refills the one buffer
+            chunks.append(buf)
+        assert len(chunks) == 2
+
+    def test_the_bytes_a_library_filled_kept_at_each_turn():
+        stream, buf, chunks = io.BytesIO(b"abcdefgh"), bytearray(4), []
+        while stream.readinto(buf) == 4:
+            chunks.append(bytes(buf))
+        assert chunks == [b"abcd", b"efgh"]
+
+    def test_one_config_passed_and_kept_unchanged_at_each_turn():
+        config, runs = {"lr": 0.1}, []
+        for _ in range(3):
+            describe(config)  # reads it only
+            runs.append(config)
+        assert all(r is config for r in runs)
 """
 
 
@@ -1826,7 +1850,8 @@ def test_one_object_kept_again_at_one_line_is_a_history_whoever_wrote_it(pyteste
     again while its keeper still holds it from before (``history.append(tracker.update(...))``, the
     tracker writing its one dict in between) shows the last state in every entry, though the project
     wrote it; so does a loop that writes its own dict or list and keeps it at each turn (``history.append(
-    totals)``, a grid of one row). Copies, one slot holding the latest, a batch flushed at each turn, a
+    totals)``, a grid of one row), or passes it to a call that fills it (``stream.readinto(buf)``).
+    Copies, one slot holding the latest, a batch flushed at each turn, a
     group kept before a new one is begun, each member keyed to its one growing group (an index, not a
     history: a dict keeper's value counts only when written over), the same object kept again
     unchanged, a stack holding it
@@ -1834,8 +1859,9 @@ def test_one_object_kept_again_at_one_line_is_a_history_whoever_wrote_it(pyteste
     again) and a record kept once in each of two indexes and updated through either stay clean."""
     result = run(pytester, PROJECT_HISTORY)
     assert flagged(result) == {"test_history_of_the_trackers_one_dict", "test_metrics_by_step_in_a_dict",
-                               "test_running_totals_kept_at_each_turn", "test_rows_of_one_row"}
-    assert len(outcomes(result)) == 15
+                               "test_running_totals_kept_at_each_turn", "test_rows_of_one_row",
+                               "test_one_buffer_a_library_fills_kept_at_each_turn"}
+    assert len(outcomes(result)) == 18
     result.stdout.fnmatch_lines([
         "*history holds one live dict 4 times (handed out by t.update(1.0 / (i + 1))), changed after it was "
         "kept: history[[]0[]][[]'loss'[]]: 1.0 -> 0.5*",

@@ -117,12 +117,17 @@ SHAPES: tuple[Shape, ...] = (
     Shape("def f(buf):\n    yield buf", ("yielded",), "a refill of a yielded buffer a collection holds"),
     Shape("def f(buf, i):\n    yield buf[i]", ("yielded_view",), "a refill of the memory yielded views share"),
     Shape("def f(x):\n    return x.attr", ("returned",), "a refill of a returned buffer held twice"),
+    Shape("def f(x, c):\n    return x.attr.copy() if c else x.attr", ("returned",),
+          "the same, for the branch taken"),
     Shape("_row = {}\ndef f(line):\n    _row.clear()\n    return _row", ("returned", "wrote"),
           "what the function writes into and keeps past the call, returned again: collected twice"),
     Shape("def f(lines):\n    row = {}\n    for line in lines:\n        row.clear()\n        yield row",
           ("loop", "wrote", "yielded"), "one container the generator refills, yielded again: collected twice"),
     Shape("def f(n):\n    row, rows = {}, []\n    for i in range(n):\n        row['i'] = i\n        rows.append(row)",
           ("kept",), "one container the loop refills, kept at each turn: held at every place"),
+    Shape("def f(stream, n):\n    buf, chunks = bytearray(n), []\n    while stream.readinto(buf) == n:\n"
+          "        chunks.append(buf)", ("after", "before", "bound", "kept"),
+          "one buffer a call in the loop fills, kept at each turn; what the call kept of it"),
     Shape("async def f(g):\n    rows = await g()", ("bound",), "an awaited call's result bound (gather's list)"),
     Shape("def f(r):\n    return lambda v: r.append(v)", ("through",), "a keep in a hook"),
     Shape("class C:\n    def f(self):\n        return self", ("made_class",),
@@ -429,7 +434,7 @@ class Marker(ast.NodeTransformer):
                            and positional[0].arg not in own else "")
         self.refilled, self.parameters = _refilled(nodes), parameters
         self.fresh_yields = _fresh_yields(nodes) if generator else set()
-        self.reused = _reused_keeps(nodes) if self.refilled else set()
+        self.reused = _reused_keeps(nodes)
         for arg in (*positional, *signature.kwonlyargs):
             self.given[arg.arg] = ("", PARAMETER)  # the caller decides where it came from
         if method and positional:  # a project class's own instance: what it holds is the project's
@@ -1366,7 +1371,8 @@ def _reused_keeps(nodes: Iterable[ast.AST]) -> set[int]:
         if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
             continue
         inner = _scope_nodes(loop.body)
-        written = _refilled(inner)
+        head = _scope_nodes([ast.Expr(loop.test)]) if isinstance(loop, ast.While) else []  # runs every turn
+        written = _refilled(inner) | _filled_by_calls([*inner, *head])
         if not written:
             continue
         bound = _binders(inner) | _loop_binders(loop)
@@ -1386,6 +1392,24 @@ def _reused_keeps(nodes: Iterable[ast.AST]) -> set[int]:
             if isinstance(value, ast.Name) and value.id in names and value.id not in bound:
                 reused.add(id(value))
     return reused
+
+
+def _filled_by_calls(nodes: Iterable[ast.AST]) -> frozenset[str]:
+    """The names a loop passes, bare, to a call that may fill them (``stream.readinto(buf)``,
+    ``decode(line, row)``): any call but a keep's own (``rows.append(row)``) and a builtin that only
+    reads (:data:`PURE`). A keep of such a name at each turn is one object kept again; it is judged
+    only if it changed in between, so a call that never writes costs a look and reports nothing."""
+    out: set[str] = set()
+    for node in nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in KEEPS or isinstance(func, ast.Name) and func.id in PURE:
+            continue
+        for arg in (*node.args, *(k.value for k in node.keywords)):
+            if isinstance(arg, ast.Name) and not arg.id.startswith("@"):
+                out.add(arg.id)
+    return frozenset(out)
 
 
 def _loop_binders(loop: ast.For | ast.AsyncFor | ast.While) -> set[str]:
