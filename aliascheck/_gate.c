@@ -1424,7 +1424,28 @@ memory_at(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyMemoryView_FromMemory((char *)address, size, PyBUF_READ);
 }
 
+/* buffer_span(view): (address of its first byte, its length in bytes) of a memoryview, read through
+ * the buffer protocol at C level (a memoryview's own: no exporter's Python code runs); None for a
+ * released view or one whose memory is not one contiguous span. */
+static PyObject *
+buffer_span(PyObject *module, PyObject *view)
+{
+    if (!PyMemoryView_Check(view)) {
+        PyErr_SetString(PyExc_TypeError, "buffer_span(memoryview)");
+        return NULL;
+    }
+    Py_buffer buffer;
+    if (PyObject_GetBuffer(view, &buffer, PyBUF_SIMPLE) < 0) {  /* released, or not contiguous */
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    PyObject *span = Py_BuildValue("(Nn)", PyLong_FromVoidPtr(buffer.buf), buffer.len);
+    PyBuffer_Release(&buffer);
+    return span;
+}
+
 static PyMethodDef methods[] = {
+    {"buffer_span", buffer_span, METH_O, "buffer_span(view): see aliascheck.boundary.runtime"},
     {"memory_at", (PyCFunction)(void (*)(void))memory_at, METH_FASTCALL, "memory_at(address, size, copy_limit): see aliascheck.handlers"},
     {"referrers", (PyCFunction)(void (*)(void))referrers, METH_FASTCALL,
      "referrers(targets, skip): for each target, the objects that refer to it (see aliascheck.keepers)"},

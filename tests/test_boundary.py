@@ -2135,6 +2135,78 @@ def test_a_window_onto_a_slot_under_a_hand_off_is_judged_by_who_can_still_read_i
                                  " was kept*"])
 
 
+MEMORYVIEWS = '''
+    import io
+    import numpy as np
+
+
+    def chunks_of(stream, size, copy):
+        buf, chunks = bytearray(size), []
+        while True:
+            n = stream.readinto(buf)
+            if not n:
+                break
+            chunks.append(bytes(buf[:n]) if copy else memoryview(buf)[:n])
+        return chunks
+
+
+    def fields(data):
+        view, out = memoryview(data), []
+        for i in range(0, len(data), 4):
+            out.append(view[i:i + 4])  # zero-copy fields of one buffer nobody writes again
+        return out
+
+
+    def test_views_of_one_refilled_buffer():
+        assert len(chunks_of(io.BytesIO(b"abcdefgh"), 4, copy=False)) == 2
+
+
+    def test_bytes_of_each_chunk():
+        assert chunks_of(io.BytesIO(b"abcdefgh"), 4, copy=True) == [b"abcd", b"efgh"]
+
+
+    def test_zero_copy_fields_of_bytes():
+        assert [bytes(f) for f in fields(b"abcdefgh")] == [b"abcd", b"efgh"]
+
+
+    def test_zero_copy_fields_of_a_bytearray_never_written_again():
+        assert [bytes(f) for f in fields(bytearray(b"abcdefgh"))] == [b"abcd", b"efgh"]
+
+
+    def own_window(kind):
+        base = np.zeros(8, np.uint8) if kind == "array" else bytearray(8)
+        views = []
+        v = base[:4] if kind == "array" else memoryview(base)[:4]
+        views.append(v)
+        base[0] = 1  # the project's own write into its own memory, through the base
+        return views
+
+
+    def test_own_array_window():
+        assert own_window("array")[0][0] == 1
+
+
+    def test_own_memoryview_window():
+        assert own_window("mv")[0][0] == 1
+'''
+
+
+def test_memoryviews_are_judged_by_the_memory_they_view(pytester: pytest.Pytester) -> None:
+    """Memory is the identity for a memoryview too: ``chunks.append(memoryview(buf)[:n])`` of one
+    buffer ``readinto`` refills keeps one live memory at each turn. Clean: the bytes copied, views of
+    immutable bytes, views of a bytearray nobody writes again, and the project's own window onto its
+    own memory written through the base (as for an array)."""
+    result = run(pytester, MEMORYVIEWS)
+    assert outcomes(result) == {"test_views_of_one_refilled_buffer": "FAILED",
+                                "test_bytes_of_each_chunk": "PASSED",
+                                "test_zero_copy_fields_of_bytes": "PASSED",
+                                "test_zero_copy_fields_of_a_bytearray_never_written_again": "PASSED",
+                                "test_own_array_window": "PASSED",
+                                "test_own_memoryview_window": "PASSED"}, result.stdout.str()
+    result.stdout.fnmatch_lines(["*chunks holds 2 memoryviews over one live memory*changed after it was kept*",
+                                 "*fix:*keep a copy: chunks.append(bytes(*"], consecutive=False)
+
+
 KEEPER_NAMED_BY_THE_TEST = '''
     import numpy as np
     import torch

@@ -596,3 +596,20 @@ def _address_of(data: bytearray) -> int:
     import ctypes
 
     return ctypes.addressof(ctypes.c_char.from_buffer(data))
+
+
+@pytest.mark.skipif(not gate.COMPILED, reason="the compiled twin is not built")
+def test_buffer_span_reads_what_the_ctypes_reference_reads() -> None:
+    from aliascheck.boundary import runtime
+
+    data = bytearray(16)
+    view = memoryview(data)
+    for part in (view, view[3:9]):
+        assert gate._compiled.buffer_span(part) == runtime._span_here(part)
+    assert gate._compiled.buffer_span(view[3:9])[1] == 6
+    assert gate._compiled.buffer_span(view[16:])[1] == 0  # empty: ctypes maps nothing there
+    assert gate._compiled.buffer_span(view[::2]) is None  # not one span
+    assert runtime._span_here(memoryview(b"abc")) is None  # read-only: the reference cannot map it
+    released = memoryview(bytearray(4))
+    released.release()
+    assert gate._compiled.buffer_span(released) is None

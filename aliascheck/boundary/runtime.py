@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import contextvars
+import ctypes
 import dis
 import functools
 import gc
@@ -1327,7 +1328,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     if how == "name" and prev is not None and prev.obj is value:
         return  # a name bound again to the very object it held: a handle to live state, not a history
     if prev is not None and site not in t.flagged and (
-            prev.obj is value or how == "name" or _buffer_type(type(prev.obj)) or prev.adopter.memory):
+            prev.obj is value or how == "name" or _memory_type(type(prev.obj)) or prev.adopter.memory):
         # The value kept here before, while its keeper surely held it: the same object kept again
         # (a history of one object), a name bound again to a new value (it held the old one till now),
         # or an array or tensor (hashed at C speed).
@@ -1566,11 +1567,32 @@ _ATOM_IDS = frozenset(map(id, mutability.ATOMS))
 
 
 def _data(value: Any) -> bool:
-    return issubclass(type(value), (dict, list)) or type(value) in mutability.CONTAINERS or mutability.is_buffer(value)
+    return (issubclass(type(value), (dict, list)) or type(value) in mutability.CONTAINERS or mutability.is_buffer(value)
+            or type(value) is memoryview)
+
+
+def _span_here(view: memoryview) -> tuple[int, int] | None:
+    """The pure-Python twin of ``_gate.buffer_span``: a writable view's span (ctypes maps only those)."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(view)), view.nbytes
+    except (TypeError, ValueError):  # read-only, released, or not contiguous
+        return None
+
+
+# (address, length) of a memoryview's memory, read at C level; None when it has no one span.
+_span: Any = gate._compiled.buffer_span if gate.COMPILED else _span_here
+
+
+def _memory_type(kind: type) -> bool:
+    """An array, a tensor or a memoryview: compared by the memory it views."""
+    return kind is memoryview or _buffer_type(kind)
 
 
 def _view(value: Any) -> bool:
-    """A new array or tensor over memory it does not own (``t.numpy()``, ``np.frombuffer``, ``a[:]``)."""
+    """A new array or tensor over memory it does not own (``t.numpy()``, ``np.frombuffer``, ``a[:]``),
+    or a memoryview of memory that can change (a bytearray's, an array's, an mmap's; not bytes')."""
+    if type(value) is memoryview:
+        return _span(value) is not None and type(value.obj) is not bytes
     if not _buffer_type(type(value)):
         return False
     try:
@@ -1661,8 +1683,8 @@ def _same_parts(old: Any, new: Any) -> bool:
 
 
 def _one_memory(old: Any, new: Any) -> bool:
-    """Two arrays or tensors over exactly the same memory (its start and its length)."""
-    if not (_buffer_type(type(new)) and _buffer_type(type(old))):
+    """Two arrays, tensors or memoryviews over exactly the same memory (its start and its length)."""
+    if not (_memory_type(type(new)) and _memory_type(type(old))):
         return False
     span = _address(new)
     return bool(span and span[0]) and span == _address(old)
@@ -1857,11 +1879,11 @@ def _value_text(site: int) -> str:
 def _same_memory_count(rec: Record) -> int:
     """How many values kept at the record's line view the same memory as it (``np.frombuffer(buf)``)."""
     keep: _Keep = rec.adopter
-    mine = _address(rec.obj) if mutability.is_buffer(rec.obj) else None
+    mine = _address(rec.obj) if _memory_type(type(rec.obj)) else None
     if not mine:
         return 1
     return sum(1 for r in _test.records if r.kind == "kept" and r.adopter.site == keep.site
-               and mutability.is_buffer(r.obj) and _address(r.obj) == mine)
+               and _memory_type(type(r.obj)) and _address(r.obj) == mine)
 
 
 def _position(rec: Record) -> str:
@@ -1895,6 +1917,8 @@ def _fix(keeper: str, how: str, value: Any, text: Any) -> str:
         copied = f"{expr}.detach().clone()"
     elif mutability.is_buffer(value):
         copied = f"{expr}.copy()"
+    elif type(value) in (memoryview, bytearray):  # neither pickles (deepcopy): its bytes, copied
+        copied = f"bytes({expr})"
     else:
         copied = f"copy.deepcopy({expr})"
     if how in ("append", "appendleft"):
@@ -2451,6 +2475,8 @@ def _based_on(result: Any, obj: Any) -> bool:
 
 
 def _address(buffer: Any) -> tuple[int, int] | None:
+    if type(buffer) is memoryview:
+        return _span(buffer)
     try:
         if type(buffer).__module__.startswith("torch"):
             return buffer.data_ptr(), buffer.untyped_storage().nbytes()
