@@ -2135,6 +2135,53 @@ def test_a_window_onto_a_slot_under_a_hand_off_is_judged_by_who_can_still_read_i
                                  " was kept*"])
 
 
+VIEWS_IN_TUPLES = '''
+    import torch
+
+    def test_weights_kept_in_a_tuple_per_epoch():
+        history = []
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(3):
+            history.append((epoch, model.weight.detach()))  # a view of the live weights
+            opt.zero_grad()
+            model(torch.ones(4, 3)).sum().backward()
+            opt.step()
+        assert len(history) == 3
+
+    def test_weights_cloned_into_a_tuple_per_epoch():
+        history = []
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(3):
+            history.append((epoch, model.weight.detach().clone()))
+            opt.zero_grad()
+            model(torch.ones(4, 3)).sum().backward()
+            opt.step()
+        assert not torch.equal(history[0][1], history[2][1])
+
+    def test_a_tuple_of_numbers_per_epoch():
+        history = []
+        model = torch.nn.Linear(3, 1)
+        for epoch in range(3):
+            history.append((epoch, float(model.weight.sum())))
+        assert len(history) == 3
+'''
+
+
+def test_a_view_kept_inside_a_short_tuple_is_judged_as_the_view(pytester: pytest.Pytester) -> None:
+    """``history.append((epoch, model.weight.detach()))``: a tuple only the keeper holds, but the view in
+    it follows the live weights; a clone in it, or numbers, stay clean."""
+    result = run(pytester, VIEWS_IN_TUPLES)
+    assert outcomes(result) == {"test_weights_kept_in_a_tuple_per_epoch": "FAILED",
+                                "test_weights_cloned_into_a_tuple_per_epoch": "PASSED",
+                                "test_a_tuple_of_numbers_per_epoch": "PASSED"}, result.stdout.str()
+    result.stdout.fnmatch_lines(["*history holds 3 live tuples (handed out by (epoch, model.weight.detach())), "
+                                 "changed after it was kept: history[[]0[]][[]1[]]: tensor bytes changed*"])
+
+
 MEMORYVIEWS = '''
     import io
     import numpy as np

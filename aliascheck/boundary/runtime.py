@@ -1374,6 +1374,10 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     # A container holding views of memory another process or an array's owner writes (a state dict a
     # torch.multiprocessing queue delivered) is live whoever else refers to it.
     memory = not view and issubclass(type(value), (dict, list, tuple)) and _holds_foreign_memory(value)
+    if how == "item" and not view and not memory and type(value) in _PLAIN_OR_TUPLE:
+        # A short tuple, list or dict built to hold a view of live memory (``history.append((epoch,
+        # model.weight.detach()))``): the view inside is as live as it is kept alone.
+        memory = _holds_view(value)
     if how in ("name", "attr"):
         # A name or attribute holding a live object itself is a handle (``self.w = model.weight``):
         # a view of live memory is a value, and so is a container of live objects, once the same
@@ -1387,7 +1391,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     elif (others <= 0 and repeat == 1 and not view and not memory
           and (type(value) not in (dict, list) or _own_parts(value) or _fresh(value))):
         return  # the keeper alone refers to it: nobody else can change it
-    elif not _data(value):
+    elif not _data(value) and not memory:
         return  # an object kept as an item is a handle (a model, a client), not a value
     fp = fingerprint(value)
     _spend(t, site, fp)
@@ -1820,6 +1824,17 @@ def _holds_foreign_memory(value: Any) -> bool:
 
 
 _MEMORY_WIDTH = 1 << 13
+_PLAIN_OR_TUPLE = (tuple, list, dict)
+_VIEW_WIDTH = 8
+
+
+def _holds_view(value: Any) -> bool:
+    """A tuple, list or dict of at most :data:`_VIEW_WIDTH` items, one of them an array, a tensor or a
+    memoryview over memory it does not own (:func:`_view`); read at C level, one level down."""
+    if len(value) > _VIEW_WIDTH:
+        return False
+    items = value.values() if type(value) is dict else value
+    return any(_memory_type(type(item)) and _view(item) for item in items)
 
 
 def _shared_memory(buffer: Any) -> bool:
