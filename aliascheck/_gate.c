@@ -376,6 +376,9 @@ buffer_or_watched(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (r == 0) {
         r = in_id_set(watched, args[1]);
     }
+    if (r == 0 && args[0] != args[1]) {  /* a keep of a watched value (a message several receivers took) */
+        r = in_id_set(watched, args[0]);
+    }
     return r < 0 ? NULL : PyBool_FromLong(r);
 }
 

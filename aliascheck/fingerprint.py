@@ -138,8 +138,8 @@ class Fingerprint(NamedTuple):
         ] or ([("", "detail not kept")] if self.detail is None else [])
 
 
-_handlers_cache = handlers._cache  # type -> handler, filled by handlers.handler_for
-_UNKNOWN = object()
+_handlers_cache: dict[type, Any] = handlers._cache  # type -> handler, filled by handlers.handler_for
+_UNKNOWN: Any = object()
 _Opaque, _BufferToken = shadow.Opaque, shadow.BufferToken
 
 

@@ -166,9 +166,10 @@ def buffer(obj: Any) -> bool:
 
 
 def buffer_or_watched(value: Any, keeper: Any) -> bool:
-    """:func:`buffer` of *value* or :func:`watching` *keeper*, in one call: a write into an array or
-    tensor, or into something recorded (``buffer_or_watched(x, x)`` after ``x.extend(...)``)."""
-    return buffer(value) or watching(keeper)
+    """:func:`buffer` of *value* or :func:`watching` *keeper* (or *value*), in one call: a write into an
+    array or tensor, or into something recorded (``buffer_or_watched(x, x)`` after ``x.extend(...)``), or
+    a keep of a watched value (one message object several receivers took)."""
+    return buffer(value) or watching(keeper) or (value is not keeper and watching(value))
 
 
 def returning(value: Any, _getrefcount: Any = sys.getrefcount) -> bool:

@@ -99,6 +99,7 @@ CHECKS: dict[str, str] = {
     "copy-teardown": "teardown, a shallow copy and its original both alive",
     "next keep": "the next keep at the same line: the value kept there before",
     "kept again": "the same line keeping the very object again, while the keeper still holds it from before",
+    "receiver write": "another receiver of the same message object writing into it, while this keeper holds it",
     "pass": "the project passing the value to a call again",
     "write": "the project writing into the value (a shallow copy's shared part, what a library kept)",
 }
@@ -110,6 +111,7 @@ SERIALISED = "serialise"
 SERIALISED_FIX = ("snapshot the tensors and arrays before the hand-off (t.detach().clone(), a.copy()): "
                   "the worker serialises them later")
 KEPT_AGAIN = "kept again"  # one line keeping the very object again: a history of one object
+RECEIVER_WRITE = "receiver write"  # one receiver of a message object several took, writing into it
 CACHE_CHECKS = ("cache-hit", "cache")  # lru_cache/cache/cached_property values (plugins/caches.py)
 COPY_CHECKS = ("copy", "copy-teardown")  # the parts a copy.copy/dataclasses.replace result shares
 

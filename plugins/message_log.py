@@ -23,6 +23,7 @@ import multiprocessing.connection as _mp_connection
 import multiprocessing.queues as _mq
 import os
 import queue
+import sys
 import threading
 import types
 import weakref
@@ -640,6 +641,10 @@ def _judge_received(rec: Record) -> None:
                 _checked(led)
         else:
             _judge(rec, SHARED_RECEIPT if rec.taken else "receive")
+    if rec.receivers > 1 or rec.taken:  # one object several receivers take: who writes it, for whom
+        boundary = sys.modules.get("aliascheck.boundary.runtime")
+        if boundary is not None:
+            boundary.shared_receipt(rec.key)
     if rec.receivers > 1:
         rec.receivers -= 1
         rec.taken = True

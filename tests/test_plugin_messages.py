@@ -404,6 +404,95 @@ def test_one_message_sent_to_several_receivers_must_reach_each_as_sent(pytester)
                                  " receivers; it changed after one took it: *list grew from 2 to 3 items*"])
 
 
+def test_one_receivers_write_is_a_change_for_another_receiver_that_kept_the_message(pytester):
+    # Who wrote it, for whom: one message object on two queues, the archiver takes and keeps it first,
+    # then the stamper writes its sequence number into it. The write is the stamper's intent for
+    # itself; for the archiver, which stored the message as it was, it is a change. Clean: each its
+    # own copy, the archiver writing into what it keeps itself, an archiver that only reads, and one
+    # record kept in two indexes of one thread and updated through either.
+    pytester.makepyfile(test_two_keepers="""
+        import queue
+        import threading
+
+        class Archiver:
+            def __init__(self):
+                self.q, self.stored = queue.Queue(), []
+
+            def take(self, note=False):
+                msg = self.q.get()
+                self.stored.append(msg)
+                if note:
+                    msg["archived"] = True  # its own write into what it keeps
+
+        class Reader:
+            def __init__(self):
+                self.q, self.bodies = queue.Queue(), []
+
+            def take(self):
+                msg = self.q.get()
+                self.bodies.append(msg["body"])
+
+        def stamp(q, n):
+            msg = q.get()
+            msg["seq"] = n
+
+        def fan_out(msg, archiver, copy=False, note=False):
+            stamper = queue.Queue()
+            for q in (archiver.q, stamper):
+                q.put(dict(msg) if copy else msg)
+            for target, args in ((archiver.take, (note,) if note else ()), (stamp, (stamper, 1))):
+                t = threading.Thread(target=target, args=args)  # one after the other: no timing
+                t.start()
+                t.join()
+            return archiver
+
+        def test_the_archived_message_stamped_by_the_other_receiver():
+            a = fan_out({"body": 1}, Archiver())
+            assert a.stored[0]["seq"] == 1  # what was archived is not what was sent
+
+        def test_each_receiver_its_own_copy():
+            a = fan_out({"body": 1}, Archiver(), copy=True)
+            assert "seq" not in a.stored[0]
+
+        def test_the_archiver_writing_what_it_keeps():
+            msg, other, archiver = {"body": 1}, queue.Queue(), Archiver()
+            for q in (other, archiver.q):
+                q.put(msg)
+            assert other.get()["body"] == 1  # the other receiver reads it first, keeps nothing
+            t = threading.Thread(target=archiver.take, args=(True,))
+            t.start()
+            t.join()
+            assert archiver.stored[0]["archived"]
+
+        def test_a_receiver_that_only_reads():
+            reader, stamper = Reader(), queue.Queue()
+            msg = {"body": 1}
+            for q in (reader.q, stamper):
+                q.put(msg)
+            for target, args in ((reader.take, ()), (stamp, (stamper, 1))):
+                t = threading.Thread(target=target, args=args)
+                t.start()
+                t.join()
+            assert reader.bodies == [1]
+
+        def test_one_record_in_two_indexes():
+            by_id, items = {}, []
+            rec = {"id": 1, "status": "new"}
+            by_id[1] = rec
+            items.append(rec)
+            by_id[1]["status"] = "done"
+            assert items[0]["status"] == "done"
+    """)
+    result = pytester.runpytest(*RUN, "-rA")
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines([
+        "*self.stored holds a live dict (handed out by self.q.get()), changed after it was kept: "
+        + _literal("self.stored[0]['seq']: <missing> -> 1"),
+        "*seen by:  another receiver of the same message object writing into it, while this keeper holds it*",
+        "FAILED *test_the_archived_message_stamped_by_the_other_receiver*",
+    ], consecutive=False)
+
+
 def test_tensors_and_arrays_handed_to_a_worker_are_judged_when_it_serialises_them(pytester):
     # Late serialisation: a background writer (an executor's work item, a thread's target) that
     # serialises later writes what its arguments hold then. A change of their tensors' or arrays'

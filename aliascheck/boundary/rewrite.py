@@ -764,6 +764,8 @@ class Marker(ast.NodeTransformer):
         again, it runs nothing). A new array (``y = x * 2; return y``) is never asked about. The
         rule of the generator's yield, for a function that returns one buffer it refills."""
         value = stmt.value
+        if value is None:
+            return
         parts = value.elts if isinstance(value, ast.Tuple) else [value]
         for i, part in enumerate(parts):
             wrapped = self._returned(st, part)

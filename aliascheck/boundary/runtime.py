@@ -43,7 +43,7 @@ import aliascheck.sites as sites
 from .. import mutability, probe
 from ..diff import Change, diff
 from ..fingerprint import Fingerprint, fingerprint
-from ..kinds import KEPT_AGAIN, LOAD_METHODS, STATE_METHODS
+from ..kinds import KEPT_AGAIN, LOAD_METHODS, RECEIVER_WRITE, STATE_METHODS
 from ..records import Record
 from ..sites import capture
 from . import rules
@@ -78,7 +78,7 @@ def register(base: int, table: tuple[tuple[str, str, Any], ...]) -> None:
 class _Keep:
     """Where a kept value sits: its keeper, and the key, index or name it is under."""
 
-    __slots__ = ("ref", "key", "how", "site", "epoch", "giver", "producer", "code", "memory", "count")
+    __slots__ = ("ref", "key", "how", "site", "epoch", "giver", "producer", "code", "memory", "count", "actor")
 
     def __init__(self, keeper: Any, key: Any, how: str, site: int) -> None:
         # Weak when it can be: a keep must not keep its keeper alive.
@@ -96,6 +96,7 @@ class _Keep:
         # judged at the next keep, as an array is (its keeper may be a function's local, gone at teardown).
         self.memory = False
         self.count = 1  # the site's keeps so far, this one included (sampling past SITE_BUDGET)
+        self.actor = _actor()  # the keeping task or thread: another receiver's write is not its intent
 
     @property
     def keeper(self) -> Any:
@@ -313,6 +314,11 @@ class _Test:
         # are then told by the memory they write too, (address, size) -> (epoch, the writer's code id).
         self.foreign = False
         self.frame_held = 0  # the thread whose keep held the test function's frame (sites.hold_test_frame)
+        # id of one message object several receivers took -> the receiving tasks or threads (_actor); and -> the
+        # thread that last wrote into it (rule Who wrote it, for whom: one receiver's write is a change
+        # for another receiver that kept it)
+        self.receivers: dict[int, set[int]] = {}
+        self.receiver_writes: dict[int, int] = {}
         self.written_memory: dict[tuple[int, int], tuple[int, int]] = {}
         self.epoch = 0
         self.shared: dict[int, Record] = {}  # id of a part a copy shares with its source -> the copy's record
@@ -415,6 +421,8 @@ def wrote(target: Any, root: Any = None) -> None:
 def _written_by_project(target: Any, root: Any) -> None:
     t = _test
     t.written[id(target)] = t.epoch
+    if t.receivers and (id(target) in t.receivers or id(root) in t.receivers):
+        _receiver_wrote(t, target if id(target) in t.receivers else root)
     if CLEAN:
         CLEAN.discard(id(target))  # its next return or yield is told again
     if t.foreign and mutability.is_buffer(target) and (span := _address(target)) is not None:
@@ -461,6 +469,8 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
         return
     _written_by_project(keeper, root)
     kind = type(value)
+    if source == MADE and _test.receivers and id(value) in _test.receivers:
+        source = -1  # one message object several receivers took (msg = self.q.get()): no one's own cells
     if kind in mutability.ATOMS or (source == MADE and not _buffer_type(kind)):  # an atom, the project's own cells
         return
     if attr is None and _copied_into(keeper):
@@ -1769,10 +1779,66 @@ def _by_project(rec: Record, epoch: int) -> bool:
         parts = [rec.obj, *reachable(rec.obj, depth=4)]
     except Exception:
         parts = [rec.obj]
+    keep = rec.adopter if type(rec.adopter) is _Keep else None
     if any(written.get(id(p), -1) >= epoch and (producer is None or writers.get(id(p)) != producer)
-           for p in parts):
+           and not _another_receivers_write(p, keep) for p in parts):
         return True
     return bool(_test.written_memory) and _written_through_memory(rec, epoch)
+
+
+def _another_receivers_write(part: Any, keep: _Keep | None) -> bool:
+    """*part* is one message object several receivers took, the keeping thread among them, and its last
+    write was another receiver's: that receiver's intent for itself, a change for this keeper."""
+    receivers = _test.receivers.get(id(part)) if _test.receivers else None
+    if not receivers or keep is None or keep.actor not in receivers:
+        return False
+    writer = _test.receiver_writes.get(id(part))
+    return writer is not None and writer != keep.actor and writer in receivers
+
+
+_serials = threading.local()
+_next_serial = itertools.count(1)
+
+
+_task_serials: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+
+def _actor() -> int:
+    """Who runs now, as a number never another's: the asyncio task, else the thread (an id or an ident
+    is reused once its task or thread ended)."""
+    asyncio = sys.modules.get("asyncio")  # never imported here
+    if asyncio is not None and asyncio._get_running_loop() is not None:
+        task = asyncio.current_task()
+        if task is not None:
+            n = _task_serials.get(task)
+            if n is None:
+                _task_serials[task] = n = next(_next_serial)
+            return n
+    try:
+        return _serials.n  # type: ignore[no-any-return]
+    except AttributeError:
+        _serials.n = n = next(_next_serial)
+        return n
+
+
+def _receiver_wrote(t: _Test, message: Any) -> None:
+    """A receiver wrote into one message object several receivers took: for another receiver that kept
+    it, a change, judged now while its keeper holds it (the writer's intent is for itself)."""
+    writer = _actor()
+    t.receiver_writes[id(message)] = writer
+    receivers = t.receivers[id(message)]
+    for rec in [r for r in t.records if r.obj is message and r.kind == "kept" and type(r.adopter) is _Keep
+                and r.adopter.actor != writer and r.adopter.actor in receivers]:
+        _judge_one(rec, RECEIVER_WRITE)
+
+
+def shared_receipt(message: Any) -> None:
+    """This thread took *message*, one object sent to several receivers (the messages adapter). Never
+    raises; the object is not held."""
+    t = _test
+    if _on:
+        t.receivers.setdefault(id(message), set()).add(_actor())
+        _gates.watch((id(message),))  # its keeps and the project's writes into it are told from now on
 
 
 def _written_through_memory(rec: Record, epoch: int) -> bool:
