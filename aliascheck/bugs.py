@@ -31,6 +31,8 @@ from .kinds import (
     LOAD_METHODS,
     SERIALISED,
     SERIALISED_FIX,
+    SERIALISED_LATE,
+    SERIALISED_LATE_FIX,
     SHARED_FIX,
     SHARED_RECEIPT,
 )
@@ -210,6 +212,9 @@ def _gist(bug: Bug) -> str:
         if f.check == SERIALISED:
             return f"{sender} handed over tensors or arrays that changed before the worker serialised them: " \
                    f"{bug.change}"
+        if f.check == SERIALISED_LATE:
+            return f"{sender} handed over a value another task or thread changed before the worker serialised it: " \
+                   f"{bug.change}"
         if f.check == SHARED_RECEIPT:
             return f"{sender} sent one message object to several receivers; it changed after one took it: " \
                    f"{bug.change}"
@@ -257,7 +262,8 @@ def _fix(bug: Bug) -> str:
         return f"{bug.location}: pass the load a copy it may change (copy.deepcopy(state)), or load without it" \
             if bug.location else "pass the load a copy it may change (copy.deepcopy(state))"
     if f.kind == "mutation" and f.owner in CHANNELS:
-        fix = {SHARED_RECEIPT: SHARED_FIX, SERIALISED: SERIALISED_FIX}.get(f.check, CHANNELS[f.owner][1])
+        fix = {SHARED_RECEIPT: SHARED_FIX, SERIALISED: SERIALISED_FIX, SERIALISED_LATE: SERIALISED_LATE_FIX}.get(
+            f.check, CHANNELS[f.owner][1])
         return f"{site}: {fix}" if site else fix
     if f.kind in ("mutation", "alias"):
         if origin and origin.function.rpartition(".")[2] in LOAD_METHODS:

@@ -82,6 +82,8 @@ CHECKS: dict[str, str] = {
     "receive": "the receiver taking the message (get, the thread or work item starting, loads)",
     "receive-shared": "another receiver of the same message, after one had taken it (or teardown)",
     "serialise": "the worker serialising (torch.save, pickle.dump) while it runs the call it was handed",
+    "serialise-later": "the worker serialising (torch.save, pickle.dump) what it took off a queue, after another "
+                       "task or thread wrote into it",
     "save": "serialising it (torch.save, pickle.dump): what is written is the state as it is then",
     "context": "the task or thread reading a value its context copy shares, changed after the copy was made",
     "default returned": "a call returning a function's default argument again, changed since it returned it to a "
@@ -108,6 +110,10 @@ SHARED_RECEIPT = "receive-shared"
 SHARED_FIX = "send each receiver its own copy (copy.deepcopy(message)); one receiver's change reaches the others"
 # A call's tensors or arrays judged when its worker serialises them (torch.save, pickle.dump) while it runs.
 SERIALISED = "serialise"
+# A container a worker took off a queue, written by another task or thread before the worker serialised it.
+SERIALISED_LATE = "serialise-later"
+SERIALISED_LATE_FIX = ("put a copy on the queue (copy.deepcopy), or do not change what was handed over until "
+                       "the worker has written it")
 SERIALISED_FIX = ("snapshot the tensors and arrays before the hand-off (t.detach().clone(), a.copy()): "
                   "the worker serialises them later")
 KEPT_AGAIN = "kept again"  # one line keeping the very object again: a history of one object

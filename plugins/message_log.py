@@ -37,7 +37,7 @@ import aliascheck.probe as probe
 import aliascheck.records as records
 import aliascheck.sites as sites
 from aliascheck.fingerprint import fingerprint
-from aliascheck.kinds import SERIALISED, SHARED_RECEIPT
+from aliascheck.kinds import SERIALISED, SERIALISED_LATE, SHARED_RECEIPT
 from aliascheck.records import Record
 
 # The channels, as findings name their owner (aliascheck.kinds.CHANNELS says how to render them).
@@ -533,7 +533,7 @@ def done(ident: int | None) -> None:
 # the tensors and arrays in it)}. A writer thread that takes checkpoints off a queue and serialises them
 # later (at a flush) writes what they hold then. Nothing of the message is held: a part found again by
 # id is the same one only while the very buffers it held are alive and still in it.
-_taken_parts: dict[int, dict[int, tuple[Record, list[Any]]]] = {}
+_taken_parts: dict[int, dict[int, tuple[Record, list[Any], bool]]] = {}
 _TAKEN_PER_THREAD = 32
 
 
@@ -544,10 +544,14 @@ def _taken_off(rec: Record, message: Any) -> None:
         parts = [("", message)]
         if type(message) in (tuple, list):
             parts += [(f"[{i}]", item) for i, item in enumerate(message)]
-        mine: dict[int, tuple[Record, list[Any]]] | None = None
+        mine: dict[int, tuple[Record, list[Any], bool]] | None = None
+        boundary = sys.modules.get("aliascheck.boundary.runtime")
         for path, part in parts:
             buffers = _buffers_in(part)
-            if not buffers:
+            # A dict or list in it: another task's or thread's write into it before the flush is judged
+            # too, told by the boundary (which task or thread wrote it); nothing of it is held.
+            container = type(part) in (dict, list) and boundary is not None and boundary.taken(part)
+            if not buffers and not container:
                 continue
             twin = Record.__new__(Record)
             for slot in Record.__slots__:
@@ -556,7 +560,7 @@ def _taken_off(rec: Record, message: Any) -> None:
             twin.label = f"{rec.label}{path}" if path else rec.label
             if mine is None:
                 mine = _taken_parts.setdefault(threading.get_ident(), {})
-            mine[id(part)] = (twin, [weakref.ref(b) for b in buffers])
+            mine[id(part)] = (twin, [weakref.ref(b) for b in buffers], container)
             while len(mine) > _TAKEN_PER_THREAD:
                 del mine[next(iter(mine))]
     except Exception as exc:  # pragma: no cover - aliascheck's own bug must not break the receive
@@ -588,7 +592,19 @@ def _serialised_taken(obj: Any) -> None:
     entry = mine.get(id(obj)) if mine else None
     if mine is None or entry is None:
         return
-    twin, refs = entry
+    twin, refs, container = entry
+    if container:  # a dict or list: judged whole when another task or thread wrote into it since the receipt
+        boundary = sys.modules.get("aliascheck.boundary.runtime")
+        if boundary is not None and boundary.written_by_another(obj):
+            mine.pop(id(obj), None)
+            led = twin.ledger
+            if twin.flagged or not led.recording or led.pid != _pid:
+                return
+            _checked(led)
+            judge.message_changed(twin, SERIALISED_LATE, now=(None, fingerprint(obj)))
+            return
+        if not refs:
+            return
     held = [r() for r in refs]
     if any(b is None for b in held) or not {id(b) for b in held} <= {id(b) for b in _buffers_in(obj)}:
         mine.pop(id(obj), None)  # another object at that id now
@@ -785,7 +801,7 @@ def teardown(ledger: Any) -> None:
         _opaque.difference_update([k for k in _opaque if k[0] == id(ledger)])
         _overflow.discard(id(ledger))
         for ident, parts in list(_taken_parts.items()):  # a writer thread may still be taking: pops
-            for key, (twin, _refs) in list(parts.items()):
+            for key, (twin, _refs, _container) in list(parts.items()):
                 if twin.ledger is ledger:
                     parts.pop(key, None)
             if not parts:

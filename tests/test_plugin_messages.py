@@ -627,6 +627,69 @@ def test_what_a_writer_thread_took_off_a_queue_is_judged_when_it_serialises_it(p
     result.stdout.fnmatch_lines(["*handed over tensors or arrays that changed before the worker serialised them: "
                                  + _literal("['w']: array bytes changed") + "*"])
 
+def test_a_container_a_writer_took_off_a_queue_is_judged_when_another_thread_wrote_it(pytester):
+    # Late serialisation of plain containers: the writer takes the history at once and pickles it at
+    # a flush; the trainer appends to it in between. The trainer's write (another thread's) is in the
+    # file. Clean: a deep copy put on the queue, the writer's own key added before its dump, and the
+    # trainer's append after the flush.
+    pytester.makepyfile(test_flush_lists='''
+        import copy
+        import pickle
+        import queue
+        import threading
+
+        def writer(inbox, saved, flushed, stamp):
+            pending = []
+            while (item := inbox.get()) is not None:
+                pending.append(item)
+                inbox.task_done()
+                if item.get("flush_now"):
+                    break
+            for history in pending:
+                if stamp:
+                    history["written_by"] = "writer"  # its own key: its intent
+                saved.append(pickle.dumps(history))  # serialised only now
+            flushed.set()
+            while inbox.get() is not None:
+                pass
+
+        def train(copied=False, stamp=False, after_flush=False):
+            inbox, saved, flushed = queue.Queue(), [], threading.Event()
+            t = threading.Thread(target=writer, args=(inbox, saved, flushed, stamp))
+            t.start()
+            history = {"loss": [0.5, 0.4], "flush_now": after_flush}
+            inbox.put(copy.deepcopy(history) if copied else history)
+            inbox.join()  # the writer has taken it
+            if after_flush:
+                assert flushed.wait(30)
+            history["loss"].append(0.3)  # the next epoch
+            inbox.put(None)
+            if not after_flush:
+                inbox.put(None)
+            t.join(30)
+            return pickle.loads(saved[0])["loss"]
+
+        def test_history_appended_before_the_flush():
+            assert train() == [0.5, 0.4, 0.3]
+
+        def test_a_copy_put_on_the_queue():
+            assert train(copied=True) == [0.5, 0.4]
+
+        def test_the_writer_stamping_what_it_took():
+            assert train(stamp=True, after_flush=True) == [0.5, 0.4]
+
+        def test_appended_after_the_flush():
+            assert train(after_flush=True) == [0.5, 0.4]
+    ''')
+    result = pytester.runpytest(*RUN, "-rA")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines([
+        "*handed over a value another task or thread changed before the worker serialised it: "
+        + _literal("['loss']: list grew from 2 to 3 items") + "*",
+        "*fix:*put a copy on the queue (copy.deepcopy)*",
+        "FAILED *test_history_appended_before_the_flush*"], consecutive=False)
+
+
 def test_messages_are_not_recorded_without_the_flag_or_from_library_code(pytester):
     pytester.makepyfile(test_plain="""
         import queue

@@ -319,6 +319,11 @@ class _Test:
         # for another receiver that kept it)
         self.receivers: dict[int, set[int]] = {}
         self.receiver_writes: dict[int, int] = {}
+        # id of a dict or list a worker took off a queue (or of a container in it) -> the taking task or
+        # thread (_actor); and -> the task or thread that last wrote into it: a worker serialising it later
+        # writes what it holds then, and another's write in between is the sender's (late serialisation)
+        self.taken: dict[int, int] = {}
+        self.taken_writes: dict[int, int] = {}
         self.written_memory: dict[tuple[int, int], tuple[int, int]] = {}
         self.epoch = 0
         self.shared: dict[int, Record] = {}  # id of a part a copy shares with its source -> the copy's record
@@ -423,6 +428,9 @@ def _written_by_project(target: Any, root: Any) -> None:
     t.written[id(target)] = t.epoch
     if t.receivers and (id(target) in t.receivers or id(root) in t.receivers):
         _receiver_wrote(t, target if id(target) in t.receivers else root)
+    if t.taken and (id(target) in t.taken or id(root) in t.taken):
+        who = _actor()
+        t.taken_writes[id(target)] = t.taken_writes[id(root)] = who
     if CLEAN:
         CLEAN.discard(id(target))  # its next return or yield is told again
     if t.foreign and mutability.is_buffer(target) and (span := _address(target)) is not None:
@@ -1830,6 +1838,45 @@ def _receiver_wrote(t: _Test, message: Any) -> None:
     for rec in [r for r in t.records if r.obj is message and r.kind == "kept" and type(r.adopter) is _Keep
                 and r.adopter.actor != writer and r.adopter.actor in receivers]:
         _judge_one(rec, RECEIVER_WRITE)
+
+
+TAKEN_PARTS = 64  # the containers watched in one taken message
+TAKEN_MOST = 1 << 12  # the containers watched for late serialisation in one test
+
+
+def taken(part: Any) -> bool:
+    """A worker took *part* (a dict or list, or a message holding it) off a queue: from now on the
+    project's writes into it and into the containers in it are told with who wrote them, for a
+    serialisation later (:func:`written_by_another`). Whether the boundary is on to tell them. Never
+    raises; nothing is held."""
+    t = _test
+    if not _on or len(t.taken) >= TAKEN_MOST:  # a test streaming many messages: the first ones only
+        return False
+    try:
+        ids = [id(part), *(id(p) for p in probe.reachable(part, depth=2)[:TAKEN_PARTS]
+                           if type(p) in (dict, list))]
+    except Exception:
+        ids = [id(part)]
+    who = _actor()
+    for key in ids:
+        t.taken[key] = who
+        t.taken_writes.pop(key, None)  # a new object at a reused id: no write of it yet
+    _gates.watch(ids)
+    return True
+
+
+def written_by_another(part: Any) -> bool:
+    """Another task or thread than the one that took *part* wrote into it (or into a container in it)
+    since (:func:`taken`)."""
+    t = _test
+    who = t.taken.get(id(part))
+    if who is None:
+        return False
+    try:
+        ids = [id(part), *(id(p) for p in probe.reachable(part, depth=2)[:TAKEN_PARTS])]
+    except Exception:
+        ids = [id(part)]
+    return any((w := t.taken_writes.get(key)) is not None and w != who for key in ids)
 
 
 def shared_receipt(message: Any) -> None:
