@@ -780,7 +780,7 @@ def _repeated_handovers(value: list[Any], site: int) -> None:
         t.flagged.add(produced)
         item = next(i for i in value if id(i) == key)
         _report_refilled(item, produced, value, count, verb, capture(2),
-                         f"{function.co_filename}:{line} in {function.co_name}")
+                         f"{sites._short(function.co_filename)}:{line} in {function.co_name}")
 
 
 # -- runtime shallow copies: a task's context ---------------------------------------------
