@@ -1806,11 +1806,9 @@ def _another_receivers_write(part: Any, keep: _Keep | None) -> bool:
     return writer is not None and writer != keep.actor and writer in receivers
 
 
-_serials = threading.local()
+_serials = threading.local()  # .n: this thread's number (_actor)
+_task_serials: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # an asyncio task's
 _next_serial = itertools.count(1)
-
-
-_task_serials: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 
 def _actor() -> int:
