@@ -178,7 +178,6 @@ class _Pickler(pickle.Pickler):
         return reduced
 
 
-
 _local = threading.local()
 REUSE_MEMO = 256  # see encode()
 
