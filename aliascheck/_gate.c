@@ -1447,7 +1447,208 @@ buffer_span(PyObject *module, PyObject *view)
     return span;
 }
 
+/* -- reducer(...): the fingerprint pickler's reducer_override, its tensor reads at C speed --------
+ *
+ * pickle asks the override about every object it has no builtin way for; in a model's state that is
+ * one Python call per tensor, then the handler's dozen attribute reads in bytecode. Here a plain CPU
+ * tensor (the handler's common case: an exact type of torch's own, a dtype read in place, strided,
+ * contiguous) is read as aliascheck.handlers._tensor reads it, with the pickler's *then*, *seen* and
+ * *reductions* as fingerprint._Pickler._reduce keeps them. Anything else goes to the Python override,
+ * which decides exactly as before. */
+enum {
+    R_CACHE, R_SLOW, R_PICKLER, R_TENSOR, R_KINDS, R_DTYPES, R_HANDLERS, R_TOKEN, R_SAMPLE, R_SIZE
+};
+static PyObject *s_then, *s_seen, *s_seen_types, *s_reductions, *s_dtype, *s_shape, *s_is_cpu, *s_layout;
+static PyObject *s_is_contiguous, *s_nbytes, *s_data_ptr, *s_cpu, *s_empty, *s_strided, *s_digest, *b_empty;
+
+/* The attribute *name* of *t*, when it is exactly *expected*: 1; 0 when not (or it raised: cleared). */
+static int
+attr_is(PyObject *t, PyObject *name, PyObject *expected, int call)
+{
+    PyObject *value = call ? PyObject_CallMethodNoArgs(t, name) : PyObject_GetAttr(t, name);
+    if (value == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int same = value == expected;
+    Py_DECREF(value);
+    return same;
+}
+
+/* The reduction of a plain CPU tensor, as handlers._tensor makes it; NULL with no error: not one
+ * (the Python handler decides); NULL with an error: aliascheck's own failure (memory). */
+static PyObject *
+tensor_token(PyObject *state, PyObject *t)
+{
+    PyObject *kind = PyDict_GetItemWithError(PyTuple_GET_ITEM(state, R_KINDS), (PyObject *)Py_TYPE(t));
+    PyObject *strided = PyDict_GetItemWithError(PyTuple_GET_ITEM(state, R_HANDLERS), s_strided);
+    if (kind == NULL || strided == NULL || strided == Py_None) {
+        return NULL;
+    }
+    PyObject *dtype = PyObject_GetAttr(t, s_dtype);
+    if (dtype == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *known = PyDict_GetItemWithError(PyTuple_GET_ITEM(state, R_DTYPES), dtype);  /* borrowed */
+    Py_DECREF(dtype);
+    if (known == NULL || !PyTuple_CheckExact(known) || PyTuple_GET_SIZE(known) != 2
+            || PyTuple_GET_ITEM(known, 1) != Py_True) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_INCREF(known);  /* its name outlives a finalizer that empties the table */
+    PyObject *shape = NULL, *raw = NULL, *digest = NULL, *args = NULL, *token = NULL;
+    if (!attr_is(t, s_is_cpu, Py_True, 0) || !attr_is(t, s_layout, strided, 0)
+            || !attr_is(t, s_is_contiguous, Py_True, 1)) {
+        goto done;
+    }
+    PyObject *got = PyObject_GetAttr(t, s_shape);
+    if (got == NULL) {
+        PyErr_Clear();
+        goto done;
+    }
+    /* A torch.Size is a tuple: its items copied, not iterated (PySequence_Tuple would, ~1.4k instructions). */
+    shape = PyTuple_Check(got) ? PyTuple_GetSlice(got, 0, PyTuple_GET_SIZE(got)) : PySequence_Tuple(got);
+    Py_DECREF(got);
+    PyObject *nbytes = PyObject_GetAttr(t, s_nbytes);
+    PyObject *address = PyObject_CallMethodNoArgs(t, s_data_ptr);
+    Py_ssize_t size = nbytes != NULL && PyLong_CheckExact(nbytes) ? PyLong_AsSsize_t(nbytes) : -1;
+    void *at = address != NULL && PyLong_CheckExact(address) ? PyLong_AsVoidPtr(address) : NULL;
+    Py_XDECREF(nbytes);
+    Py_XDECREF(address);
+    if (shape == NULL || size < 0 || (at == NULL && size > 0) || PyErr_Occurred()) {
+        PyErr_Clear();
+        goto done;
+    }
+    Py_ssize_t sample = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, R_SAMPLE));
+    if (size == 0) {
+        raw = Py_NewRef(b_empty);
+    }
+    else if (size <= sample) {
+        raw = PyBytes_FromStringAndSize((const char *)at, size);
+    }
+    else {
+        raw = PyMemoryView_FromMemory((char *)at, size, PyBUF_READ);
+    }
+    if (raw == NULL) {
+        goto done;
+    }
+    /* handlers.digest_bytes, looked up at each read as the Python handler looks it up */
+    PyObject *digest_bytes = PyDict_GetItemWithError(PyTuple_GET_ITEM(state, R_HANDLERS), s_digest);
+    if (digest_bytes == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "aliascheck.handlers has no digest_bytes");
+        }
+        goto done;
+    }
+    Py_INCREF(digest_bytes);
+    digest = PyObject_CallOneArg(digest_bytes, raw);
+    Py_DECREF(digest_bytes);
+    if (digest == NULL) {
+        goto done;
+    }
+    args = PyTuple_Pack(7, kind, PyTuple_GET_ITEM(known, 0), shape, s_cpu, digest, s_empty,
+                        size <= sample ? raw : Py_None);
+    if (args != NULL) {
+        token = PyTuple_Pack(2, PyTuple_GET_ITEM(state, R_TOKEN), args);
+    }
+done:
+    Py_DECREF(known);
+    Py_XDECREF(shape);
+    Py_XDECREF(raw);
+    Py_XDECREF(digest);
+    Py_XDECREF(args);
+    return token;
+}
+
+/* A list attribute of the pickler's (seen, reductions) gets *value*; absent or None: nothing. */
+static int
+pickler_append(PyObject *pickler, PyObject *name, PyObject *value)
+{
+    PyObject *list = PyDict_GetItemWithError(pickler, name);
+    if (list == NULL || list == Py_None) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    return PyList_Check(list) ? PyList_Append(list, value) : -1;
+}
+
+static PyObject *
+reduce_tensors(PyObject *state, PyObject *obj)
+{
+    PyObject *slow = PyTuple_GET_ITEM(state, R_SLOW);
+    PyObject *handler = PyDict_GetItemWithError(PyTuple_GET_ITEM(state, R_CACHE), (PyObject *)Py_TYPE(obj));
+    if (handler == NULL || handler != PyTuple_GET_ITEM(state, R_TENSOR)) {
+        return PyErr_Occurred() ? NULL : PyObject_CallOneArg(slow, obj);
+    }
+    PyObject *pickler = PyTuple_GET_ITEM(state, R_PICKLER);
+    PyObject *then = PyDict_GetItemWithError(pickler, s_then);  /* borrowed */
+    if (then != NULL && PyDict_CheckExact(then) && PyDict_GET_SIZE(then)) {
+        PyObject *id = PyLong_FromVoidPtr(obj);
+        if (id == NULL) {
+            return NULL;
+        }
+        PyObject *reduced = PyDict_GetItemWithError(then, id);
+        Py_DECREF(id);
+        if (reduced != NULL && reduced != Py_None) {
+            return Py_NewRef(reduced);
+        }
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *token = tensor_token(state, obj);
+    if (token == NULL) {
+        return PyErr_Occurred() ? NULL : PyObject_CallOneArg(slow, obj);
+    }
+    PyObject *seen = PyDict_GetItemWithError(pickler, s_seen), *types = NULL;
+    if (seen != NULL && seen != Py_None) {
+        types = PyDict_GetItemWithError(pickler, s_seen_types);
+        int r = types == NULL ? -1 : PyObject_IsInstance(obj, types);
+        if (r > 0 && (pickler_append(pickler, s_seen, obj) < 0 || pickler_append(pickler, s_reductions, token) < 0)) {
+            r = -1;
+        }
+        if (r < 0) {
+            Py_DECREF(token);
+            return NULL;
+        }
+    }
+    else if (PyErr_Occurred()) {
+        Py_DECREF(token);
+        return NULL;
+    }
+    return token;
+}
+
+static PyMethodDef reduce_tensors_def = {"reducer_override", reduce_tensors, METH_O,
+                                         "reducer_override(obj): see aliascheck.fingerprint"};
+
+/* reducer(cache, slow, pickler_dict, tensor_handler, kinds, dtypes, handlers_dict, token, sample) */
+static PyObject *
+reducer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != R_SIZE || !PyDict_Check(args[R_CACHE]) || !PyCallable_Check(args[R_SLOW])
+            || !PyDict_Check(args[R_PICKLER]) || !PyDict_Check(args[R_KINDS]) || !PyDict_Check(args[R_DTYPES])
+            || !PyDict_Check(args[R_HANDLERS]) || !PyLong_Check(args[R_SAMPLE])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "reducer(cache, slow, pickler_dict, tensor_handler, kinds, dtypes, handlers_dict, token, sample)");
+        return NULL;
+    }
+    PyObject *state = PyTuple_New(nargs);
+    if (state == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyTuple_SET_ITEM(state, i, Py_NewRef(args[i]));
+    }
+    PyObject *fn = PyCFunction_New(&reduce_tensors_def, state);
+    Py_DECREF(state);
+    return fn;
+}
+
 static PyMethodDef methods[] = {
+    {"reducer", (PyCFunction)(void (*)(void))reducer, METH_FASTCALL,
+     "reducer(...): the fingerprint pickler's reducer_override (see aliascheck.fingerprint)"},
     {"buffer_span", buffer_span, METH_O, "buffer_span(view): see aliascheck.boundary.runtime"},
     {"memory_at", (PyCFunction)(void (*)(void))memory_at, METH_FASTCALL, "memory_at(address, size, copy_limit): see aliascheck.handlers"},
     {"referrers", (PyCFunction)(void (*)(void))referrers, METH_FASTCALL,
@@ -1488,6 +1689,18 @@ PyInit__gate(void)
     one = PyLong_FromLong(1);
     str_unchanged = PyUnicode_InternFromString("unchanged");
     if (one == NULL || str_unchanged == NULL) {
+        return NULL;
+    }
+    PyObject **names[] = {&s_then, &s_seen, &s_seen_types, &s_reductions, &s_dtype, &s_shape, &s_is_cpu, &s_layout,
+                          &s_is_contiguous, &s_nbytes, &s_data_ptr, &s_cpu, &s_empty, &s_strided, &s_digest};
+    const char *texts[] = {"then", "seen", "seen_types", "reductions", "dtype", "shape", "is_cpu", "layout",
+                           "is_contiguous", "nbytes", "data_ptr", "cpu", "", "_STRIDED", "digest_bytes"};
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) {
+            return NULL;
+        }
+    }
+    if ((b_empty = PyBytes_FromStringAndSize(NULL, 0)) == NULL) {
         return NULL;
     }
     return PyModule_Create(&module);

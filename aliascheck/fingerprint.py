@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import xxhash
 
+import aliascheck.gate as gate
 import aliascheck.guard as guard
 import aliascheck.handlers as handlers
 import aliascheck.shadow as shadow
@@ -148,16 +149,23 @@ class _Pickler(pickle.Pickler):
 
     def __init__(self) -> None:
         self.buffer = io.BytesIO()
-        super().__init__(self.buffer, protocol=5)
         self.opaque = 0
         self.seen: list[Any] | None = None  # the tensors/arrays met on the way, when asked for
         self.seen_types: tuple[type, ...] = ()
         self.then: dict[int, Any] | None = None  # id -> a reduction to use in place of the object's own
         self.reductions: list[Any] | None = None  # the reductions of what ``seen`` got, in its order
+        if gate.COMPILED:
+            # pickle looks its override up once, as it is made: the compiled one reads a plain CPU tensor
+            # as handlers._tensor does (with the attributes above, read from this instance's dict) and
+            # hands anything else to _reduce. Twin test: tests/test_fingerprint.py.
+            self.reducer_override = gate._compiled.reducer(  # type: ignore[method-assign]
+                _handlers_cache, self._reduce, self.__dict__, handlers._tensor, handlers._KINDS, handlers._DTYPES,
+                vars(handlers), _BufferToken, shadow.SAMPLE_BYTES)
+        super().__init__(self.buffer, protocol=5)
 
-    def reducer_override(self, obj: Any) -> Any:
-        # Called for every object the pickler meets: the handler cache and the unreadable test are
-        # read in place (two Python calls less an object, ~10% of a small tensor's read).
+    def _reduce(self, obj: Any) -> Any:
+        # Called for every object the pickler has no builtin way for: the handler cache and the
+        # unreadable test are read in place (two Python calls less an object).
         handler = _handlers_cache.get(type(obj), _UNKNOWN)
         if handler is _UNKNOWN:
             handler = handlers.handler_for(type(obj))
@@ -176,6 +184,8 @@ class _Pickler(pickle.Pickler):
                 reduced[0] is _Opaque or (reduced[0] is _BufferToken and reduced[1][4] is None)):
             self.opaque += 1  # handlers.unreadable(reduced), inline
         return reduced
+
+    reducer_override = _reduce  # without the compiled gate
 
 
 _local = threading.local()

@@ -105,8 +105,9 @@ def _memoryview(obj: memoryview) -> Any:
     return (BufferToken, ("builtins.memoryview", obj.format, tuple(obj.shape or ()), "", digest_bytes(data)))
 
 
-def digest_bytes(data: Any) -> bytes:
-    return xxhash.xxh3_128_digest(data)
+# A buffer's bytes as 16 (xxh3-128, at the memory's read speed), looked up by name at each read here
+# and by the compiled tensor read (fingerprint._Pickler).
+digest_bytes: Callable[[Any], bytes] = xxhash.xxh3_128_digest
 
 
 def _sample(arr: Any) -> bytes | None:

@@ -8,10 +8,12 @@ on), each configured with its own fresh sets, so that a verdict and the bookkeep
 from __future__ import annotations
 
 import copy
+import importlib
 import os
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -613,3 +615,41 @@ def test_buffer_span_reads_what_the_ctypes_reference_reads() -> None:
     released = memoryview(bytearray(4))
     released.release()
     assert gate._compiled.buffer_span(released) is None
+
+
+@pytest.mark.skipif(not gate.COMPILED, reason="the compiled twin is not built")
+def test_compiled_tensor_read_reduces_as_the_python_handler() -> None:
+    """The fingerprint pickler's compiled override reads a plain CPU tensor as ``handlers._tensor`` does,
+    and hands every other tensor (and object) to the Python override: the same reduction either way."""
+    torch = pytest.importorskip("torch")
+    fp_module = importlib.import_module("aliascheck.fingerprint")  # the package's name is the function
+    base = torch.arange(12.0).reshape(3, 4)
+    tensors = [base, base.t(), base[1], torch.tensor(3), torch.zeros(0), torch.arange(500, dtype=torch.int64),
+               torch.ones(2, dtype=torch.bool), torch.nn.Parameter(torch.ones(3)), torch.ones(2, dtype=torch.complex64),
+               torch.ones(2, 2).to_sparse(), torch.ones(8)[::2]]
+    pickler = fp_module._Pickler()
+    assert pickler.reducer_override is not pickler._reduce  # the compiled one, looked up by pickle
+    for t in tensors:
+        assert pickler.reducer_override(t) == pickler._reduce(t), t
+    seen: list[Any] = []
+    reductions: list[Any] = []
+    pickler.seen, pickler.seen_types, pickler.reductions = seen, (torch.Tensor,), reductions
+    first = pickler.reducer_override(base)
+    assert seen == [base] and reductions == [first]
+    pickler.seen = pickler.reductions = None
+    base.add_(1)  # then: the reduction read before is used in place of a new read
+    pickler.then = {id(base): first}
+    assert pickler.reducer_override(base) is first
+    pickler.then = None
+    assert pickler.reducer_override(base) != first
+
+
+def test_fingerprint_is_the_same_with_and_without_the_compiled_tensor_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    fp_module = importlib.import_module("aliascheck.fingerprint")  # the package's name is the function
+    state = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2)).state_dict()
+    state["big"], state["odd"] = torch.arange(300.0), torch.ones(3, 3).t()
+    compiled = fp_module.fingerprint(state)
+    monkeypatch.setattr(fp_module.gate, "COMPILED", False)
+    monkeypatch.setattr(fp_module, "_local", threading.local())  # a pickler made now: the Python override
+    assert fp_module.fingerprint(state) == compiled
