@@ -1540,6 +1540,54 @@ def test_a_project_generators_reused_buffer_is_a_change_for_its_keeper(pytester:
         "*yield a copy: yield buf.copy()*"], consecutive=False)
 
 
+PROJECT_GENERATOR_VIEWS = """
+    import numpy as np
+    import torch
+
+    def frames(n):
+        buf = np.zeros((2, 4))  # one block buffer, refilled and yielded again
+        for i in range(n):
+            buf[:] = i
+            yield buf
+
+    def test_views_in_a_comprehension():
+        firsts = [f[0] for f in frames(3)]  # views of one memory: every one shows the last block
+        assert len(firsts) == 3
+
+    def test_tensors_over_each_item():
+        batch = [torch.from_numpy(f) for f in frames(3)]  # no copy: the tensors share the buffer
+        assert len(batch) == 3
+
+    def test_views_mapped():
+        flat = list(map(np.ravel, frames(3)))
+        assert len(flat) == 3
+
+    def test_view_copies_in_a_comprehension():
+        firsts = [f[0].copy() for f in frames(3)]
+        assert [row[0] for row in firsts] == [0, 1, 2]
+
+    def test_values_in_a_comprehension():
+        sums = [f.sum() for f in frames(3)]
+        assert sums == [0, 8, 16]
+
+    def test_rows_of_each_block():
+        for f in frames(3):
+            rows = [r for r in f]  # the rows of one block: distinct memory, not one memory twice
+            assert len(rows) == 2
+"""
+
+
+def test_views_of_a_refilled_buffer_are_that_buffer_at_each_place(pytester: pytest.Pytester) -> None:
+    """Memory is the identity: a list bound from a comprehension or a library call holding views of a
+    buffer the project's generator refills (``f[0]``, ``torch.from_numpy(f)``, ``np.ravel``) holds one
+    memory at several places, each showing the last block. Copies, values computed from each item and
+    the distinct rows of one block stay clean."""
+    result = run(pytester, PROJECT_GENERATOR_VIEWS)
+    assert flagged(result) == {"test_views_in_a_comprehension", "test_tensors_over_each_item", "test_views_mapped"}
+    result.stdout.fnmatch_lines(["*a list holds one live * 3 times (yielded by frames()), changed after it was kept*",
+                                 "*yield a copy: yield buf.copy()*"], consecutive=False)
+
+
 PROJECT_RETURNS = """
     import numpy as np
 

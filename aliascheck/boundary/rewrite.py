@@ -108,6 +108,8 @@ SHAPES: tuple[Shape, ...] = (
     Shape("def f(g):\n    name = g()", ("bound",), "a call's result bound"),
     Shape("def f(g, h):\n    a, b = g(), h()", ("bound",), "calls' results bound through a tuple target"),
     Shape("def f(it):\n    name = [p for p in it]", ("bound",), "a list of the loop's own objects bound"),
+    Shape("def f(it, np):\n    name = [np.asarray(p[:2]) for p in it]", ("bound",),
+          "a list of views of the loop's objects bound (memory they may share)"),
     Shape("def f(x):\n    name = x.copy()", ("copied",), "a shallow copy"),
     Shape("import copy\ndef f(x):\n    name = copy.copy(x)", ("after", "before", "copied"),
           "a shallow copy, and what the library call kept"),
@@ -1238,9 +1240,39 @@ def _bound_value(node: ast.expr) -> bool:
     target = node.generators[0].target
     if not isinstance(target, ast.Name):
         return False
-    # ``[p.detach().clone() if copy else p for p in ...]``: the items themselves, on one branch
+    # ``[p.detach().clone() if copy else p for p in ...]``: the items themselves, on one branch; or what
+    # may view their memory (``[f[:2] for f in frames]``, ``[torch.from_numpy(f) for f in frames]``)
     elts = [node.elt.body, node.elt.orelse] if isinstance(node.elt, ast.IfExp) else [node.elt]
-    return any(isinstance(e, ast.Name) and e.id == target.id for e in elts)
+    return any(_of_item(e, target.id) for e in elts)
+
+
+# Calls and methods that make new memory of what they are given: their results share nothing with it.
+_NEW_MEMORY = frozenset({"copy", "deepcopy", "clone", "tolist", "item", "tobytes", "array", "tensor", "list", "tuple",
+                         "dict", "set", "bytes", "bytearray", "str", "repr", "int", "float", "bool", "len", "sum",
+                         "sorted", "astype", "mean", "max", "min", "norm", "hash", "id", "type", "isinstance"})
+
+
+def _of_item(node: ast.expr, name: str) -> bool:
+    """The loop's item *name* itself, or an expression that may view its memory: a part of it (``f[:2]``,
+    ``f.T``), a method's result (``f.reshape(-1)``, ``t.numpy()``), or a call given it first
+    (``torch.from_numpy(f)``, ``np.asarray(f)``); not a call known to make new memory (``f.copy()``)."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id == name
+        if isinstance(node, (ast.Subscript, ast.Attribute)):
+            node = node.value
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if called in _NEW_MEMORY:
+                return False
+            if isinstance(func, ast.Attribute) and _of_item(func.value, name):
+                return True
+            if not node.args or isinstance(node.args[0], ast.Starred):
+                return False
+            node = node.args[0]
+        else:
+            return False
 
 
 def _atom_expr(node: ast.expr, atoms: frozenset[str] | set[str], shadowed: frozenset[str] | set[str]) -> bool:

@@ -284,6 +284,10 @@ class _Test:
         # the producer's code id, "return" or "yield", its code and line): a list bound later holding it
         # twice is judged
         self.refills: dict[int, tuple[int, int, str, Any, int]] = {}
+        # the same objects' memory by id: [start, end), and the object weakly; a list bound later holding
+        # views of it (``[f[:2] for f in gen]``, ``torch.from_numpy`` of each item) holds that memory at
+        # several places
+        self.refill_spans: dict[int, tuple[int, int, Any]] = {}
         # yield name[...] site -> (generator code id, the last view weakly, its bytes' digest or None,
         # the count of references to the memory's owner with no view of it alive)
         self.views: dict[int, tuple[int, Any, bytes | None, int]] = {}
@@ -709,6 +713,12 @@ def _handed_again(value: Any, site: int, producer: Any, verb: str) -> None:
         # One object handed out, refilled, handed out again: a collection a library builds of its
         # handovers later (gather's results, an executor's map) holds it at each place (_repeated_handovers).
         t.refills[key] = (site, code, verb, producer.f_code, producer.f_lineno)
+        span = _address(value) if _memory_type(type(value)) else None
+        if span and span[0]:
+            try:
+                t.refill_spans[key] = (span[0], span[0] + max(span[1], 1), weakref.ref(value))
+            except TypeError:  # not weakly referenceable: its views are not told from others'
+                pass
     if not refilled or refs - baseline < 2 or site in t.flagged or _ledger is None:
         return
     if verb == "yield" and _marked_loop(producer.f_back):
@@ -763,6 +773,20 @@ def _report_refilled(value: Any, site: int, holder: Any, count: int, verb: str, 
 _REPEATS_LOOKED = 64  # the items of a bound list looked at for one refilled object at several places
 
 
+def _refilled_memory(item: Any, spans: dict[int, tuple[int, int, Any]]) -> tuple[int, int]:
+    """(the id of the refilled object, still alive, whose memory *item* (an array, a tensor, a memoryview)
+    starts in; the address it starts at), or (0, 0): not a buffer, or memory no refilled object holds."""
+    if not _memory_type(type(item)):
+        return 0, 0
+    at = _address(item)
+    if not at or not at[0]:
+        return 0, 0
+    for key, (start, end, ref) in spans.items():
+        if start <= at[0] < end and ref() is not None:
+            return key, at[0]
+    return 0, 0
+
+
 def _repeated_handovers(value: list[Any], site: int) -> None:
     """``rows = await asyncio.gather(...)``, ``rows = list(pool.map(parse, lines))``: a list a library
     built of the project's handovers holds one object at several places, an object its producer
@@ -770,15 +794,28 @@ def _repeated_handovers(value: list[Any], site: int) -> None:
     pending work (a task's result, a future) kept the earlier handovers. Rule *Who wrote it, for whom*."""
     t = _test
     counts: dict[int, int] = {}
+    views: dict[int, Any] = {}  # the refilled object's id -> the first view of its memory in the list
+    places: dict[tuple[int, int], int] = {}  # (that id, a view's first byte) -> the views starting there
     for item in value[:_REPEATS_LOOKED]:
-        if id(item) in t.refills:
-            counts[id(item)] = counts.get(id(item), 0) + 1
+        key = id(item)
+        if key not in t.refills:
+            # Memory is the identity: views of a refilled buffer starting at one byte (``f[:2]``, ``f[0]``,
+            # ``torch.from_numpy(f)`` of each item) are that memory at several places, each showing its
+            # last fill. Views starting apart (``list(f)``: its rows) are distinct parts, not counted.
+            key, start = _refilled_memory(item, t.refill_spans) if t.refill_spans else (0, 0)
+            if not key:
+                continue
+            views.setdefault(key, item)
+            places[key, start] = n = places.get((key, start), 0) + 1
+            counts[key] = max(counts.get(key, 0), n)
+            continue
+        counts[key] = counts.get(key, 0) + 1
     for key, count in counts.items():
         produced, code, verb, function, line = t.refills[key]
         if count < 2 or produced in t.flagged or t.writers.get(key) != code:
             continue  # once per producer; the object at that id is still the one the producer wrote
         t.flagged.add(produced)
-        item = next(i for i in value if id(i) == key)
+        item = views[key] if key in views else next(i for i in value if id(i) == key)
         _report_refilled(item, produced, value, count, verb, capture(2),
                          f"{sites._short(function.co_filename)}:{line} in {function.co_name}")
 
