@@ -30,6 +30,7 @@ import xxhash
 import aliascheck.gate as gate
 import aliascheck.guard as guard
 import aliascheck.handlers as handlers
+import aliascheck.mutability as mutability
 import aliascheck.shadow as shadow
 
 # Imported here, never inside a function: an import statement in a function calls builtins.__import__
@@ -142,6 +143,7 @@ class Fingerprint(NamedTuple):
 _handlers_cache: dict[type, Any] = handlers._cache  # type -> handler, filled by handlers.handler_for
 _UNKNOWN: Any = object()
 _Opaque, _BufferToken = shadow.Opaque, shadow.BufferToken
+_HEAPTYPE = 1 << 9  # a class made by the program (a class statement), not one of the interpreter's or a C library's
 
 
 class _Pickler(pickle.Pickler):
@@ -154,6 +156,7 @@ class _Pickler(pickle.Pickler):
         self.seen_types: tuple[type, ...] = ()
         self.then: dict[int, Any] | None = None  # id -> a reduction to use in place of the object's own
         self.reductions: list[Any] | None = None  # the reductions of what ``seen`` got, in its order
+        self.by_identity = False  # an object that is not plain data is written as its identity alone
         if gate.COMPILED:
             # pickle looks its override up once, as it is made: the compiled one reads a plain CPU tensor
             # as handlers._tensor does (with the attributes above, read from this instance's dict) and
@@ -170,6 +173,10 @@ class _Pickler(pickle.Pickler):
         if handler is _UNKNOWN:
             handler = handlers.handler_for(type(obj))
         if handler is None:
+            if self.by_identity and type(obj).__flags__ & _HEAPTYPE and not mutability.plain_data(obj):
+                # An object that owns its state (an AST node, a client, a tree's node) held inside plain
+                # data: which object is held is the value, not what the object holds.
+                return shadow._rebuild_stub, (shadow.qualname_of(type(obj)), (id(obj),), None, [], [])
             return handlers.plain_reduction(obj)
         if self.then is not None and (reduced := self.then.get(id(obj))) is not None:
             return reduced
@@ -193,12 +200,15 @@ REUSE_MEMO = 256  # see encode()
 
 
 def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...] = (),
-           then: dict[int, Any] | None = None, reductions: list[Any] | None = None) -> tuple[bytes, int]:
+           then: dict[int, Any] | None = None, reductions: list[Any] | None = None,
+           by_identity: bool = False) -> tuple[bytes, int]:
     """The detail stream of *obj* and its count of opaque parts (raises what pickling raises).
 
     *seen*: a list to append each object of *seen_types* met on the way to, each once.
     *then*: tensors' and arrays' reductions by id, read earlier: used in place of reading them now.
     *reductions*: a list to get the reduction of each object *seen* gets, in the same order.
+    *by_identity*: an instance of a class of the program's that is not plain data
+    (:func:`aliascheck.mutability.plain_data`) is written as which object it is, not what it holds.
     """
     # The thread's pickler is taken out while in use, so a reduction that asks
     # for a fingerprint of its own (re-entry) gets a fresh one.
@@ -207,11 +217,13 @@ def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...]
     try:
         pickler.opaque = 0
         pickler.seen, pickler.seen_types, pickler.then, pickler.reductions = seen, seen_types, then, reductions
+        pickler.by_identity = by_identity
         pickler.dump(obj)
         stream = pickler.buffer.getvalue()
         return stream, pickler.opaque
     finally:
         pickler.seen = pickler.then = pickler.reductions = None
+        pickler.by_identity = False
         # clear_memo() zeroes the whole memo table, and the table never shrinks: after one
         # large value, every later tiny fingerprint on this thread would pay for it (640 us
         # instead of 3 after a 200k-object list). So a pickler that memoized more than
@@ -229,19 +241,19 @@ def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...]
 
 def fingerprint(obj: Any, limits: Limits = DEFAULT_LIMITS, seen: list[Any] | None = None,
                 seen_types: tuple[type, ...] = (), then: dict[int, Any] | None = None,
-                reductions: list[Any] | None = None) -> Fingerprint:
+                reductions: list[Any] | None = None, by_identity: bool = False) -> Fingerprint:
     """Fingerprint *obj*. Never raises for the value's sake; unreadable parts are marked.
 
     *seen*: a list that gets every object of *seen_types* the fingerprint met (the
     tensors and arrays of a snapshot, found by the same C-speed pass, no second walk).
     *then*: the reductions of some tensors/arrays in it as read earlier (:func:`encode`): the
     value as it was then, when only those can have changed since. *reductions*: gets the reduction
-    of each object *seen* gets (same order), for a later *then*.
+    of each object *seen* gets (same order), for a later *then*. *by_identity*: see :func:`encode`.
     """
     exact = True
     guard.enter()  # the state methods pickling calls are part of this value, not handovers of their own
     try:
-        stream, opaque = encode(obj, seen, seen_types, then, reductions)
+        stream, opaque = encode(obj, seen, seen_types, then, reductions, by_identity)
     except Exception:
         if seen is not None:
             seen.clear()  # the walk's shadows are not the objects: the caller walks itself

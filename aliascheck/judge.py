@@ -128,8 +128,13 @@ def plain(value: Any) -> bytes | None:
 
 def cache_value(value: Any) -> tuple[Fingerprint, bytes | None]:
     """A cached value's fingerprint, and its plain pickle when that is the same bytes (nothing in it
-    that a fingerprint reads its own way): later looks then compare that pickle alone."""
-    fp = fingerprint(value)
+    that a fingerprint reads its own way): later looks then compare that pickle alone.
+
+    Plain data is the value; an object held inside it that owns its state (an AST node, a client, a
+    project's node) is judged by which object it is, not what it holds: a cache of references hands out
+    the objects themselves, and their own workings are theirs (as a cached object at the top is never
+    judged, :func:`aliascheck.mutability.plain_data`)."""
+    fp = fingerprint(value, by_identity=True)
     data = plain(value) if fp.verifiable and fp.exact else None
     return fp, (data if data is not None and data == fp.detail else None)
 
@@ -139,7 +144,7 @@ def cache_value_changed(rec: Record, check: str) -> bool:
     change (``cache-hit`` at a hand-out, ``cache`` at teardown or the instance's death)."""
     if rec.plain is not None and plain(rec.obj) == rec.plain:
         return False
-    fp = fingerprint(rec.obj)
+    fp = fingerprint(rec.obj, by_identity=True)
     if not changed(rec.fp, fp):
         return False
     rec.flagged = True

@@ -337,7 +337,7 @@ def _computed(led: Any, prop: Any, instance: Any, value: Any) -> None:
         return
     owner = f"{qualname_of(cls)}.{name} (cached_property)"
     rec = records.handed("cached-property", owner, f"{led.label(instance)}.{name}", sites.capture(), None, value,
-                         fingerprint(value), records.DEATH)
+                         fingerprint(value, by_identity=True), records.DEATH)  # as judge.cache_value reads one
     rec.owner, rec.keeper, rec.key, rec.origin, rec.ledger = ref, attrs, key, _where(prop.func), led
     led.note_handover(owner)
     if judge.cache_unverifiable(rec, table.opaque):

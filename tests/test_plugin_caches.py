@@ -138,6 +138,44 @@ def test_a_cached_empty_container_is_a_store_not_a_result(pytester):
     pytester.runpytest(*ARGS).assert_outcomes(passed=2)
 
 
+def test_a_cached_collection_of_objects_is_judged_by_which_objects_it_holds(pytester):
+    """A cache of references (executing's ``statements_at_line``: a set of AST nodes it annotates later)
+    hands out the objects themselves: an object that owns its state changing inside a cached set is its
+    own working, not an edit of the cached value; the set gaining or losing one is (buggy twin)."""
+    pytester.makepyfile(nodes="""
+        import functools
+
+        class Node:
+            def __init__(self, line):
+                self.line, self.parent = line, None
+
+        TREE = [Node(1), Node(1), Node(2)]
+
+        @functools.lru_cache(maxsize=None)
+        def at_line(line):
+            return {node for node in TREE if node.line == line}
+
+        def annotate():
+            for node in TREE:
+                node.parent = TREE  # filled in later, as executing marks its nodes
+    """, test_it="""
+        from nodes import annotate, at_line
+
+        def test_annotated_after_the_lookup():
+            assert len(at_line(1)) == 2
+            annotate()
+            assert len(at_line(1)) == 2
+
+        def test_the_cached_set_edited():
+            found = at_line(2)
+            found.clear()
+            assert not at_line(2)
+    """)
+    result = pytester.runpytest(*ARGS, "-rA")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_it.py::test_the_cached_set_edited*"])
+
+
 def test_caches_made_inside_the_test_are_watched(pytester):
     pytester.makepyfile(test_it="""
         from functools import lru_cache
