@@ -630,6 +630,27 @@ COPIES = """
         more = np.copy(tokens)
         more[0].append(7)
         assert tokens[0] == [1, 2, 7]
+
+    class Tokenizer:  # the pickle documentation's __getstate__ idiom: the state copy is pickled at once
+        def __init__(self):
+            self.cache = {}
+
+        def add(self, word):
+            self.cache[word] = len(self.cache)
+
+        def __getstate__(self):
+            state = self.__dict__.copy()
+            return state
+
+        def __setstate__(self, state):
+            self.__dict__.update(state)
+
+    def test_getstate_copy_pickled_then_the_source_written():
+        import pickle
+        tok = Tokenizer()
+        blob = pickle.dumps(tok)
+        tok.add("x")
+        assert pickle.loads(blob).cache == {}
 """
 
 

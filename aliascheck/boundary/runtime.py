@@ -2294,6 +2294,11 @@ def _copy_written(rec: Record, target: Any) -> None:
         # it was taken out of one of them. Either way this record can judge no write into it.
         _test.shared.pop(id(target), None)
         return
+    if _ledger is not None and (known := _ledger.records.get(id(copy))) is not None and known.obj is copy:
+        # A state method's snapshot (``state = self.__dict__.copy(); return state`` in ``__getstate__``,
+        # the pickle documentation's own idiom), alive because the ledger records it: the ledger's rules
+        # judge it (handed over live, saved, loaded), not what the copy shares.
+        return
     if not rules.copied(rec, _test.flagged, copy, source) or _ledger is None:
         return
     copy_name = rec.label
