@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import _pickle
 import dis
+import gc
 import operator
 import pickle
 import sys
@@ -147,10 +148,43 @@ def cache_value_changed(rec: Record, check: str) -> bool:
     fp = fingerprint(rec.obj, by_identity=True)
     if not changed(rec.fp, fp):
         return False
+    changes = diff(rec.fp, fp, collapse=True, reads=True)
+    if _overridden(rec.obj, changes):
+        return False  # the test's own override, undone at its teardown: looked at again next time
     rec.flagged = True
     site, stack = rec.where.text()
-    rec.ledger.report("mutation", diff(rec.fp, fp, collapse=True, reads=True), owner=rec.owner_name,
+    rec.ledger.report("mutation", changes, owner=rec.owner_name,
                       label=rec.label, site=site, stack=stack, check=check, origin=rec.origin)
+    return True
+
+
+def _overridden(root: Any, changes: list[Change]) -> bool:
+    """Every change is an attribute or an item that pytest's ``monkeypatch`` set and will undo at the
+    test's teardown (``monkeypatch.setattr(get_settings(), "debug", True)``, ``setitem``): the test
+    harness overriding a cached value on purpose, not a caller editing it. Looked for only once a
+    change is found (one heap scan for the live ``MonkeyPatch`` objects)."""
+    module = sys.modules.get("_pytest.monkeypatch")
+    patcher = getattr(module, "MonkeyPatch", None)
+    if not changes or not isinstance(patcher, type):
+        return False
+    patched: set[tuple[int, Any]] = set()
+    for ref in gc.get_referrers(patcher):
+        if type(ref) is patcher:
+            own = boundary_rules.instance_dict(ref) or {}
+            for entry in list(own.get("_setattr") or ()) + list(own.get("_setitem") or ()):
+                if type(entry) is tuple and len(entry) == 3:
+                    patched.add((id(entry[0]), entry[1]))
+    if not patched:
+        return False
+    for change in changes:
+        steps = boundary_rules._PATH_STEP.findall(change.path)
+        if not steps:
+            return False
+        parent = boundary_rules.at_path(root, "".join(steps[:-1])) if len(steps) > 1 else root
+        last = steps[-1]
+        name: Any = last[1:] if last.startswith(".") else last[2:-2] if last.startswith("['") else None
+        if parent is None or name is None or (id(parent), name) not in patched:
+            return False
     return True
 
 

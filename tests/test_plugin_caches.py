@@ -176,6 +176,46 @@ def test_a_cached_collection_of_objects_is_judged_by_which_objects_it_holds(pyte
     result.stdout.fnmatch_lines(["FAILED test_it.py::test_the_cached_set_edited*"])
 
 
+def test_a_cached_value_overridden_by_monkeypatch_is_the_tests_override(pytester):
+    """FastAPI's settings pattern: ``monkeypatch.setattr(get_settings(), "debug", True)`` (or ``setitem``)
+    overrides a cached value for one test, and pytest undoes it at the test's teardown: the harness's
+    override, not a caller's edit. The same write made by the test itself is a finding (buggy twin)."""
+    pytester.makepyfile(config="""
+        import dataclasses
+        import functools
+
+        @dataclasses.dataclass
+        class Settings:
+            debug: bool = False
+
+        @functools.lru_cache
+        def get_settings():
+            return Settings()
+
+        @functools.cache
+        def limits():
+            return {"rate": 10, "burst": 20}
+    """, test_it="""
+        from config import get_settings, limits
+
+        def test_debug_overridden(monkeypatch):
+            monkeypatch.setattr(get_settings(), "debug", True)
+            assert get_settings().debug
+
+        def test_rate_overridden(monkeypatch):
+            monkeypatch.setitem(limits(), "rate", 1)
+            assert limits()["rate"] == 1
+
+        def test_debug_set_by_the_test():
+            get_settings().debug = True
+            assert get_settings().debug
+            get_settings().debug = False
+    """)
+    result = pytester.runpytest(*ARGS, "-rA", "-p", "no:randomly")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_it.py::test_debug_set_by_the_test*"])
+
+
 def test_caches_made_inside_the_test_are_watched(pytester):
     pytester.makepyfile(test_it="""
         from functools import lru_cache
