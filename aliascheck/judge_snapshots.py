@@ -115,7 +115,7 @@ def _nested_owners(rec: Record) -> list[tuple[str, str, str, type]]:
 def alias_warnings(led: Any, rec: Record, changed: set[str]) -> set[str]:
     """*Shared*: sharing that never turned into a change is an ``alias`` warning, for a snapshot still
     held (*Held*) and an owner with no proven change (*changed*); returns the owners warned about."""
-    if not rec.aliases or rec.flagged or not (rec.always or held(led.records, rec)):
+    if not rec.aliases or rec.flagged or not (rec.always or held(led.records, rec, led=led)):
         return set()  # a dropped one is no risk
     warned = set()
     for owner, label, owner_type, group in by_owner(rec, [
@@ -137,7 +137,7 @@ def judged(rec: Record) -> bool:
     return rec.always or rec.adopter is not None or keepers.held_elsewhere(rec, 0)
 
 
-def held(records: dict[int, Record], rec: Record, local_refs: int = 0) -> bool:
+def held(records: dict[int, Record], rec: Record, local_refs: int = 0, led: Any = None) -> bool:
     """*Held*: a snapshot is judged only while a container or object other than its owner keeps it;
     the ledger's records, a container that is only part of another recorded snapshot, and (in a
     forked child, for a loaded state) the parent's frozen objects are no keepers.
@@ -159,7 +159,11 @@ def held(records: dict[int, Record], rec: Record, local_refs: int = 0) -> bool:
             attrs = vars(owner)
             ignore.add(id(attrs))
             ignore.update(id(v) for v in attrs.values() if isinstance(v, (dict, list, tuple)))
-    inside: set[int] = set()
+    released = dict(led.released) if led is not None else {}
+    for frame in sites.frames_looked_at() if released else ():
+        if id(frame) in released:  # its names are looked at one by one (sites.held_by_callers)
+            ignore.update((id(frame), id(frame.f_locals)))
+    inside: set[int] = set(led.released_values) if led is not None else set()
     for other in records.values():
         if other is not rec:
             inside.update(map(id, probe.reachable(other.obj)))  # C speed: no Python loop per part
@@ -167,7 +171,7 @@ def held(records: dict[int, Record], rec: Record, local_refs: int = 0) -> bool:
     # parent's objects around it (its checkpoint, its loader, in a module's globals) are frozen
     # copies nobody in the child reads again. Only what the child runs now holds it.
     loaded_in_child = sites.inherited() and rec.kind in LOAD_METHODS
-    return keepers.held_by(rec.obj, ignore, inside, 6, modules=not loaded_in_child)
+    return keepers.held_by(rec.obj, ignore, inside, 6, modules=not loaded_in_child, released=released)
 
 
 def held_changed(led: Any, rec: Record, fp: Fingerprint, check: str) -> None:
@@ -175,7 +179,7 @@ def held_changed(led: Any, rec: Record, fp: Fingerprint, check: str) -> None:
     watched or adopted one whoever holds it), else only where a consumer kept its changed parts."""
     adopter = rec.adopter() if rec.adopter is not None else None
     unknown = type(rec.adopter) is Unreferenced  # an adopter that allows no weak reference: by its id
-    if rec.always or (rec.adopter is not None and adopter is None and not unknown) or held(led.records, rec):
+    if rec.always or (rec.adopter is not None and adopter is None and not unknown) or held(led.records, rec, led=led):
         snapshot_changed(led, rec, fp, check)
     elif within := kept_in_pieces(led.records, rec, fp, adopter, rec.adopter.id if unknown else None):
         # Loaded straight into another node (an optimizer's state transplanted, ``copy.copy`` through
@@ -191,7 +195,7 @@ def rehandover(led: Any, prev: Record, fp: Fingerprint, local_refs: int) -> None
     holds it (or, *Kept in pieces*, a changed part of it); nobody kept it: the new one is the baseline."""
     if prev.flagged or prev.fp.digest == fp.digest:
         return
-    if held(led.records, prev, local_refs):
+    if held(led.records, prev, local_refs, led=led):
         led.stats.checked += 1
         snapshot_changed(led, prev, fp, "handover")
     elif within := kept_in_pieces(led.records, prev, fp):  # judged only where the consumer kept it
@@ -273,7 +277,7 @@ def load_wrote(led: Any, rec: Record, node: Any, before: Fingerprint, fp: Finger
     # fresh dict a ``__setstate__`` takes over): nobody else holds what changed, so it is
     # judged later as loads are, from the state as the load left it.
     # *local_refs*: the load recording's and Ledger.after_load's references to the state.
-    if not changes or not held(led.records, rec, local_refs=local_refs):
+    if not changes or not held(led.records, rec, local_refs=local_refs, led=led):
         return []
     return changes
 
@@ -293,7 +297,7 @@ def adopted_changed(led: Any, rec: Record, check: str, local_refs: int = 0) -> N
         led.stats.checked += 1
         if rec.flagged or fp.digest == rec.fp.digest:
             return
-        if held(led.records, rec, local_refs):
+        if held(led.records, rec, local_refs, led=led):
             snapshot_changed(led, rec, fp, check)
         else:  # changed while only its node held it: the node's own state from now on
             led.retire(rec)

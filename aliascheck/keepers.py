@@ -70,7 +70,8 @@ def referenced_parts(root: Any, owned: list[Any], depth: int = 4) -> tuple[list[
     return found[::-1], inside
 
 
-def held_by(obj: Any, ignore: set[int], inside: set[int], depth: int, modules: bool = True) -> bool:
+def held_by(obj: Any, ignore: set[int], inside: set[int], depth: int, modules: bool = True,
+            released: dict[int, frozenset[str]] | None = None) -> bool:
     """Whether something outside the ledger and the owner holds *obj*.
 
     A container that is part of another record's snapshot (a loaded checkpoint's
@@ -80,9 +81,9 @@ def held_by(obj: Any, ignore: set[int], inside: set[int], depth: int, modules: b
     """
     if sites.inherited():
         return _held_in_fork(obj, ignore | inside, modules)
-    if sites.held_by_callers(obj):
+    if sites.held_by_callers(obj, released):
         return True
-    if not _referred(obj, ignore, inside, depth):
+    if not _referred(obj, ignore, inside, depth, released):
         return False
     # Only what is reachable keeps: a holder that is cyclic garbage (a dropped mock that
     # recorded the checkpoint) would otherwise decide the verdict by when the collector
@@ -92,11 +93,12 @@ def held_by(obj: Any, ignore: set[int], inside: set[int], depth: int, modules: b
         _collected.due = False
         _scans.forget()  # what a scan remembers would keep the garbage alive, and garbage refers
         gc.collect()
-        return _referred(obj, ignore, inside, depth)
+        return _referred(obj, ignore, inside, depth, released)
     return True
 
 
-def _referred(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
+def _referred(obj: Any, ignore: set[int], inside: set[int], depth: int,
+              released: dict[int, frozenset[str]] | None = None) -> bool:
     referrers = _scans.of(obj)
     deeper = ignore | {id(obj), id(referrers)}  # this very list refers to what it holds
     # The containers asked about next are scanned for together, at the first of them.
@@ -108,7 +110,7 @@ def _referred(obj: Any, ignore: set[int], inside: set[int], depth: int) -> bool:
             continue  # the args tuple or kwargs dict of a mock's recorded calls: no keeper
         if id(ref) not in inside:
             return True
-        if depth and held_by(ref, deeper, inside, depth - 1):
+        if depth and held_by(ref, deeper, inside, depth - 1, released=released):
             return True
     return False
 

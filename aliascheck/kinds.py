@@ -73,6 +73,7 @@ CHECKS: dict[str, str] = {
     "load": "the load itself: the state it was given, before and after",
     "adopted": "the loading node's next state call or its death: what it kept at the load",
     "teardown": "teardown, after stepping the test's root nodes",
+    "last-use": "the test's last use of the name that holds it",
     "harness": "the harness, after stepping the node",
     "alias-probe": "the alias probe at handover",
     "loads": "the live class before and after loads",

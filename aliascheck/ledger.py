@@ -95,6 +95,12 @@ class Ledger:
         # id(node) -> the record of the state it adopted parts of at its last load
         self.adopters: dict[int, Record] = {}
         self._last: dict[int, Record] = {}  # id(owner) -> its last handover's record
+        # A test function's names read for the last time (:meth:`last_used`): id(frame) -> its names no
+        # longer read (by id: holding the frame would keep its locals alive); and the ids of the values
+        # they named, a container among them looked through (a checkpoint's sub-dict a load was given is
+        # held by the checkpoint the name let go of).
+        self.released: dict[int, frozenset[str]] = {}
+        self.released_values: set[int] = set()
 
     # -- lifecycle -------------------------------------------------------
     def begin(self, test: str | None, ignore: tuple[str, ...] = ()) -> None:
@@ -106,6 +112,8 @@ class Ledger:
             self.parts.clear()
             self.roots.clear()
             self.test, self.extra_ignore = test, ignore
+            self.released.clear()
+            self.released_values.clear()
             self._probed.clear()
             self._labels.clear()
             self._label_counts.clear()
@@ -140,6 +148,8 @@ class Ledger:
             self.records.clear()
             self.adopters.clear()
             self._last.clear()
+            self.released.clear()
+            self.released_values.clear()
             self.parts.clear()
             self.roots.clear()
 
@@ -564,6 +574,19 @@ class Ledger:
         with self.lock:
             self.stats.checked += 1
             return not rec.flagged and fp.digest != rec.fp.digest and judge.snapshot_changed(self, rec, fp, check)
+
+    def last_used(self, obj: Any, frame: Any, name: str) -> None:
+        """The test function whose *frame* names *obj* as *name* will not read that name again (the
+        marked test's statement after its last use): compared now, and unchanged, that name no longer
+        keeps it (rule *Held*: a test's name read before the change saw nothing change)."""
+        if not self.recording:
+            return
+        rec = self.records.get(id(obj))
+        if rec is not None and rec.obj is obj and not rec.flagged and self.verify(obj, "last-use"):
+            return
+        with self.lock:
+            self.released[id(frame)] = self.released.get(id(frame), frozenset()) | {name}
+            self.released_values.add(id(obj))
 
     def verify_all(self, check: str) -> None:
         with keepers.collecting():

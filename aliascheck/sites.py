@@ -11,7 +11,7 @@ import itertools
 import os
 import sys
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -278,11 +278,20 @@ def inherited() -> bool:
     return bool(_dead)
 
 
-def held_by_callers(obj: object) -> bool:
+def frames_looked_at() -> list[FrameType]:
+    """The frames :func:`held_by_callers` looks at: this thread's callers, and the test frames held."""
+    return list(itertools.chain(_callers(sys._getframe(1)), _test_frames))
+
+
+def held_by_callers(obj: object, released: Mapping[int, Set[str]] | None = None) -> bool:
     """Whether a local variable of a frame in this thread's stack (outside aliascheck), or of a test
-    function's frame held until the test's end check (:func:`hold_test_frame`), is *obj*."""
-    return any(any(v is obj for v in frame.f_locals.values())
-               for frame in itertools.chain(_callers(sys._getframe(1)), _test_frames))
+    function's frame held until the test's end check (:func:`hold_test_frame`), is *obj*. *released*:
+    by frame id, the names a test function read for the last time: they hold nothing any more."""
+    for frame in itertools.chain(_callers(sys._getframe(1)), _test_frames):
+        gone = released.get(id(frame), ()) if released else ()
+        if any(v is obj and k not in gone for k, v in frame.f_locals.items()):
+            return True
+    return False
 
 
 # Test functions' frames a handover was made under: their names are the test's holders until the

@@ -76,6 +76,22 @@ def test_best_copied_by_the_test_never_loaded():
     best = copy.deepcopy(model.state_dict())
     train(model, opt)
     assert "0.weight" in best
+
+
+def test_keys_read_then_trained():
+    model, opt = make()
+    sd = model.state_dict()
+    assert list(sd) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    train(model, opt)
+
+
+def test_resumed_from_a_checkpoint(tmp_path):
+    model, opt = make()
+    train(model, opt)
+    torch.save(opt.state_dict(), tmp_path / "opt.pt")
+    ckpt = torch.load(tmp_path / "opt.pt")
+    opt.load_state_dict(ckpt)  # Adam keeps the loaded tensors, which the next steps move on
+    train(model, opt)
 """
 
 
@@ -89,12 +105,15 @@ def findings_by_test(pytester) -> dict[str, list[dict]]:
 def test_training_is_clean_and_kept_live_state_is_flagged(pytester):
     pytester.makepyfile(test_train=TRAINING)
     result = pytester.runpytest("--aliascheck", "--aliascheck-report=r.json", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2, failed=3)
+    result.assert_outcomes(passed=4, failed=3)
     by_test = findings_by_test(pytester)
     assert "test_ordinary_training_with_checkpoints" not in by_test
     assert "test_best_copied_by_the_test_never_loaded" not in by_test
-    # Judged at the test's end check, while the test's name still held it (its frame kept till then).
-    assert {f["check"] for f in by_test["test_best_kept_by_the_test_never_loaded"]} == {"teardown"}
+    # Judged right after the test's last read of the name that held it (the assert, after training).
+    assert {f["check"] for f in by_test["test_best_kept_by_the_test_never_loaded"]} == {"last-use"}
+    # Names the test read for the last time before the state changed hold nothing (resume, key checks).
+    assert "test_keys_read_then_trained" not in by_test
+    assert "test_resumed_from_a_checkpoint" not in by_test
     best = by_test["test_best_is_the_live_parameters"]
     assert {f["path"] for f in best} == {"['0.weight']", "['0.bias']", "['2.weight']", "['2.bias']"}
     assert {f["check"] for f in best} == {"reentry"}

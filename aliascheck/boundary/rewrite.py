@@ -108,6 +108,8 @@ SHAPES: tuple[Shape, ...] = (
     Shape("def f(g):\n    name = g()", ("bound",), "a call's result bound"),
     Shape("def f(g, h):\n    a, b = g(), h()", ("bound",), "calls' results bound through a tuple target"),
     Shape("def f(it):\n    name = [p for p in it]", ("bound",), "a list of the loop's own objects bound"),
+    Shape("def test_f(g, h):\n    sd = g()\n    print(sd)\n    h()", ("bound", "last_used"),
+          "a test function's name read for the last time (after that statement)"),
     Shape("def f(it, np):\n    name = [np.asarray(p[:2]) for p in it]", ("bound",),
           "a list of views of the loop's objects bound (memory they may share)"),
     Shape("def f(x):\n    name = x.copy()", ("copied",), "a shallow copy"),
@@ -391,6 +393,9 @@ class Marker(ast.NodeTransformer):
         # The function's parameters whose default is a new mutable value (``items=[]``) that it never
         # binds again: one object every call that omits the argument gets.
         self.mutable_defaults: frozenset[str] = frozenset()
+        # A test function's body, and for each of its statements the names it reads for the last time
+        # (:func:`_last_uses`): told to the runtime right after that statement.
+        self.last_uses: tuple[list[ast.stmt] | None, dict[int, list[str]]] = (None, {})
 
     def temp(self) -> str:
         self.temps += 1
@@ -437,6 +442,9 @@ class Marker(ast.NodeTransformer):
         self.refilled, self.parameters = _refilled(nodes), parameters
         self.fresh_yields = _fresh_yields(nodes) if generator else set()
         self.reused = _reused_keeps(nodes)
+        saved_last = self.last_uses
+        test = node.name.startswith("test") and (saved_scope == "module" or (saved_scope == "class" and method))
+        self.last_uses = (node.body, _last_uses(node, parameters)) if test and not generator else (None, {})
         for arg in (*positional, *signature.kwonlyargs):
             self.given[arg.arg] = ("", PARAMETER)  # the caller decides where it came from
         if method and positional:  # a project class's own instance: what it holds is the project's
@@ -449,6 +457,7 @@ class Marker(ast.NodeTransformer):
             self.returning, self.containers = saved_returning, saved_containers
             self.own, self.mutable_defaults = saved_own, saved_defaults
             self.refilled, self.fresh_yields, self.parameters, self.plain_self, self.reused = saved_refilled
+            self.last_uses = saved_last
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -574,7 +583,8 @@ class Marker(ast.NodeTransformer):
         for field, value in ast.iter_fields(node):
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                 out: list[ast.stmt] = []
-                for stmt in value:
+                last = self.last_uses[1] if value is self.last_uses[0] else {}
+                for index, stmt in enumerate(value):
                     if self.private:
                         self.private = self.private - _let_out(stmt, self.private, self.shadowed)
                     made = (self.scope == "function" and self.closed is not None and isinstance(stmt, ast.Assign)
@@ -594,6 +604,8 @@ class Marker(ast.NodeTransformer):
                         out.extend(self._statement(new))
                     if made:
                         self.private = self.private | {stmt.targets[0].id}  # type: ignore[attr-defined]
+                    for name in last.get(index, ()):
+                        out.append(_guarded(stmt, _call_stmt("last_used", _name(name), ast.Constant(name))))
                 setattr(node, field, out)
             elif isinstance(value, list):
                 for item in value:
@@ -1222,6 +1234,66 @@ def _calls(node: ast.expr) -> list[ast.Call]:
             todo.append(current.values[0])
         else:
             todo.extend(c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr) and not _inert(c))
+    return out
+
+
+# Calls that read a frame's names or its locals another way than the code does: a function making one
+# has no name read for the last time that the source can tell.
+_FRAME_READERS = frozenset({"locals", "vars", "eval", "exec", "breakpoint", "_getframe", "currentframe", "stack",
+                            "getouterframes", "getinnerframes"})
+
+
+def _last_uses(func: ast.FunctionDef | ast.AsyncFunctionDef, parameters: frozenset[str]) -> dict[int, list[str]]:
+    """For a test function: statement index -> the names bound once, at its top level, by an assignment,
+    that no statement after that one reads (nor a nested function, lambda or class at all). A name the
+    last statement reads, one deleted, declared global or nonlocal, or bound anywhere else, and every
+    name of a function that reads its frame another way (``locals()``, ``sys._getframe``), are left out."""
+    body = func.body
+    bound: dict[str, int] = {}
+    excluded: set[str] = set(parameters)
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call):
+            callee = node.func
+            called = (callee.attr if isinstance(callee, ast.Attribute)
+                      else callee.id if isinstance(callee, ast.Name) else "")
+            pytest_own = isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) \
+                and callee.value.id.startswith("@")  # ``@py_builtins.locals()``: an assertion's message only
+            if called in _FRAME_READERS and not pytest_own:
+                return {}
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            excluded.update(node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and node is not func:
+            excluded.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+    top_targets: dict[int, list[ast.expr]] = {}
+    for index, stmt in enumerate(body):
+        if isinstance(stmt, ast.Assign):
+            top_targets[index] = [t for target in stmt.targets
+                                  for t in (target.elts if isinstance(target, ast.Tuple) else [target])]
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            top_targets[index] = [stmt.target]
+    for index, targets in top_targets.items():
+        for target in targets:
+            if isinstance(target, ast.Name):
+                excluded.update([target.id] if target.id in bound else [])
+                bound.setdefault(target.id, index)
+    reads: dict[str, int] = {}
+    for index, stmt in enumerate(body):
+        simple = {id(t) for t in top_targets.get(index, ())}
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.Name):
+                continue
+            if isinstance(node.ctx, ast.Load):
+                reads[node.id] = index
+                if index < bound.get(node.id, -1):
+                    excluded.add(node.id)  # read before its binding here: another binding's (a global)
+            elif id(node) not in simple:
+                excluded.add(node.id)  # bound or deleted another way (a loop's target, ``with ... as``, ``del``)
+    out: dict[int, list[str]] = {}
+    for name, at in bound.items():
+        last = max(at, reads.get(name, at))
+        if name in excluded or name.startswith("@") or last >= len(body) - 1:
+            continue
+        out.setdefault(last, []).append(name)
     return out
 
 

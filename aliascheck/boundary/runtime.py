@@ -2134,6 +2134,17 @@ def follow(ledger: Any) -> None:
 CLASS_HOOKS: list[Any] = []
 
 
+def last_used(value: Any, name: str) -> None:
+    """The test function will not read *name* again (the marked code calls this right after the
+    statement that read it last: :meth:`aliascheck.boundary.rewrite.Marker._last_uses`): a handed-over
+    snapshot it names is compared now, and no longer kept by that name."""
+    if not _on or guard.busy() or _ledger is None:
+        return
+    frame = sys._getframe(1)
+    if _test_frame(frame):
+        _ledger.last_used(value, frame, name)
+
+
 def made_class(cls: Any) -> None:
     """A ``class`` statement of a marked module ran (and its decorators): *cls* is what it bound."""
     if CLASS_HOOKS and issubclass(type(cls), type):
