@@ -52,15 +52,30 @@ _PACKAGES = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
 _OURS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
 
 
+# A class's own dict and MRO, read as type itself reads them: a metaclass's ``__dict__`` property or
+# ``__getattr__`` is the program's code, never run by a look at a class (pure-eval's suite counts them).
+CLASS_DICT = type.__dict__["__dict__"].__get__
+_MRO = type.__dict__["__mro__"].__get__
+
+
+def _lookup(cls: type, name: str) -> Any:
+    """What an instance of *cls* finds for *name* along the MRO (None: nothing), no metaclass code run."""
+    for klass in _MRO(cls):
+        space = CLASS_DICT(klass)
+        if name in space:
+            return space[name]
+    return None
+
+
 def methods(cls: type) -> tuple[list[str], list[str]]:
     """The handover and re-entry methods *cls* defines itself, of the protocols it implements."""
-    own = cls.__dict__
+    own = CLASS_DICT(cls)
     state: list[str] = []
     load: list[str] = []
-    if getattr(cls, "_is_protocol", False):  # typing.Protocol: a description, not an implementation
+    if _lookup(cls, "_is_protocol"):  # typing.Protocol: a description, not an implementation
         return state, load
     for getter, setter in PROTOCOLS:
-        if not (_function(getattr(cls, getter, None)) and _function(getattr(cls, setter, None))):
+        if not (_function(_lookup(cls, getter)) and _function(_lookup(cls, setter))):
             continue
         if isinstance(own.get(getter), types.FunctionType):
             state.append(getter)
@@ -75,35 +90,27 @@ def _function(value: Any) -> bool:
     return isinstance(value, types.FunctionType)
 
 
-# Methods never wrapped for the adopted-state look: object machinery, not the node's work.
-_MACHINERY = frozenset({"__init__", "__new__", "__del__", "__getattr__", "__getattribute__", "__setattr__",
-                        "__delattr__", "__repr__", "__str__", "__eq__", "__ne__", "__hash__", "__init_subclass__",
-                        "__class_getitem__", "__reduce__", "__reduce_ex__", "__copy__", "__deepcopy__", "__len__",
-                        "__bool__", "__format__", "__dir__", "__sizeof__", "__subclasshook__"})
-
-
 def watch(cls: type, calls: bool = False) -> Callable[[], None] | None:
     """Record the state methods *cls* defines; None when it implements no state protocol.
 
-    *calls* (the project's classes): its other methods are followed too, after which a node that
-    adopted part of a loaded state is looked at, so that what changed while it held the part is
-    its own (a library's node is judged by what it holds at the check).
+    *calls* (the project's classes): the marking of its other methods looks, after each, at a node
+    that adopted part of a loaded state, so that what changed while it held the part is its own (a
+    library's node is judged by what it holds at the check). A class imported before the marking
+    (a conftest's import) has none: its other methods are left alone, not wrapped (a wrapper's frame
+    would move every ``warnings.warn(stacklevel=...)`` and hold its arguments in tracebacks); what it
+    adopted is judged at its next state call, a new load, its death and teardown.
 
     A method whose module was marked at import carries its recording in its own body
     (:func:`aliascheck.boundary.rewrite._record_in_body`): it is turned on, not wrapped, so the method keeps
-    its frames and ``__code__``. Any other method is wrapped.
+    its frames and ``__code__``. A state method of any other class is wrapped.
     """
     state, load = methods(cls)
     if not state and not load:
         return None
-    skip = _MACHINERY.union(name for pair in PROTOCOLS for name in pair)
-    others = [name for name, value in cls.__dict__.items()
-              if isinstance(value, types.FunctionType) and name not in skip] if calls else []
-    own = cls.__dict__
+    own = CLASS_DICT(cls)
     inside = {n for n in state if _inserted(own[n], "state_enter")} | {
         n for n in load if _inserted(own[n], "load_enter")}
-    undo = instrument(cls, state=[n for n in state if n not in inside], load=[n for n in load if n not in inside],
-                      calls=[n for n in others if not _inserted(own[n], "after_call")])
+    undo = instrument(cls, state=[n for n in state if n not in inside], load=[n for n in load if n not in inside])
     if not inside:
         return undo
     import aliascheck.boundary.runtime as boundary

@@ -126,20 +126,21 @@ def instrument(
     *calls*: its other methods, after which a node that adopted a loaded state is looked at
     (did it let go of what it adopted? see :meth:`Ledger.after_call`).
     """
+    own = type.__dict__["__dict__"].__get__(cls)  # as type reads it: no metaclass property runs
     undos = []
     for name in calls:
-        if name in cls.__dict__:
+        if name in own:
             undos.append(patch(cls, name, _call))
     for name in state:
-        if name in cls.__dict__:
+        if name in own:
             undos.append(patch(cls, name, functools.partial(_handover, kind=kind or name)))
     for name in load:
-        if name in cls.__dict__:
+        if name in own:
             undos.append(patch(cls, name, functools.partial(_reentry, kind=kind or name)))
     for name in iterate:
-        if name in cls.__dict__:
+        if name in own:
             undos.append(patch(cls, name, _root))
-    if init and "__init__" in cls.__dict__:
+    if init and "__init__" in own:
         undos.append(patch(cls, "__init__", _created))
     return undo_all(undos)
 
@@ -212,7 +213,8 @@ class Loading:
         self.led, self.state, self.before = led, state, before
 
 
-def load_exit(token: Any, node: Any, raised: bool) -> None:
+def load_exit(token: Any, node: Any, raised: bool, passing: frozenset[int] = frozenset()) -> None:
+    """*passing*: ids of the wrapper's own tuple and dict of the call's arguments, no holders."""
     if token is None:
         return
     _tls.depth = 0
@@ -221,7 +223,7 @@ def load_exit(token: Any, node: Any, raised: bool) -> None:
     if before is not None and not raised:  # the load returned: did it write into what it was given?
         # Held by the call's arguments (the wrapper's tuple or the method's parameter), this name and
         # after_load's parameter.
-        led.after_load(state, node, before, local_refs=3)
+        led.after_load(state, node, before, local_refs=3, passing=passing)
     elif before is not None:
         led.load_raised(state)
 
@@ -254,14 +256,15 @@ def _handover(original: Any, kind: str) -> Any:
     @functools.wraps(original)
     def state_dict(self: Any, *args: Any, **kwargs: Any) -> Any:
         token = state_enter()
-        if token is None:
-            return original(self, *args, **kwargs)
         try:
             result = original(self, *args, **kwargs)
         except BaseException:
-            state_exit(token, self, None, True, kind)
+            del args, kwargs  # the traceback holds this frame: no reference cycle through the call's arguments
+            if token is not None:
+                state_exit(token, self, None, True, kind)
             raise
-        state_exit(token, self, result, False, kind)
+        if token is not None:
+            state_exit(token, self, result, False, kind)
         return result
 
     return state_dict
@@ -274,14 +277,17 @@ def _reentry(original: Any, kind: str) -> Any:
     def load(self: Any, *args: Any, **kwargs: Any) -> Any:
         # The call is passed on exactly as made: no argument added, none moved.
         token = load_enter(self, state_argument(args, kwargs, where), kind)
-        if token is None:
-            return original(self, *args, **kwargs)
         try:
             result = original(self, *args, **kwargs)
         except BaseException:
-            load_exit(token, self, True)
+            # The traceback holds this frame: its locals must not hold the call's arguments (an exception
+            # passed as one, ``cause=e``, would make a cycle the program avoided: omegaconf deletes its own).
+            del args, kwargs
+            if token is not None:
+                load_exit(token, self, True)
             raise
-        load_exit(token, self, False)
+        if token is not None:
+            load_exit(token, self, False, frozenset((id(args), id(kwargs))))
         return result
 
     return load

@@ -68,6 +68,7 @@ MAX_KEYS = 4096  # stored-value decisions kept per cache (ids of the values, not
 HIT_CHECK_BYTES = 16 * 1024  # a value whose fingerprint is larger is checked at teardown only, not per hit
 
 _LRU_TYPE = type(functools.lru_cache(lambda: None))  # functools._lru_cache_wrapper
+_CLASS_DICT = type.__dict__["__dict__"].__get__
 _CACHED_PROPERTY: type = getattr(functools.cached_property, "__aliascheck_original__", functools.cached_property)
 _repr = reprlib.Repr()
 _repr.maxstring, _repr.maxother, _repr.maxlist, _repr.maxdict = 40, 40, 4, 4
@@ -470,7 +471,8 @@ def _scan(in_scope: Callable[[str], bool]) -> list[Callable[[], None]]:
             if new is not None and new is not value:
                 undos.append(rebind(module, name, value, new))
             if isinstance(value, type) and value.__module__ == module.__name__:
-                for attr, member in list(vars(value).items()):
+                # its own dict as type reads it: a metaclass's ``__dict__`` property is the program's code
+                for attr, member in list(_CLASS_DICT(value).items()):
                     new = _replacement(member, made)
                     if new is not None:
                         undos.append(rebind(value, attr, member, new))
