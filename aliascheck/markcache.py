@@ -24,6 +24,7 @@ import importlib.util
 import marshal
 import os
 import stat
+import sys
 import tempfile
 import types
 from pathlib import Path
@@ -87,8 +88,10 @@ def _marking() -> bytes:
 def key(kind: str, path: str, source: bytes, *context: str) -> bytes:
     """The name of an entry: everything the marked code was made from."""
     digest = hashlib.sha256(_MAGIC)
-    for part in (importlib.util.MAGIC_NUMBER, _marking(), kind.encode(), path.encode(errors="surrogateescape"),
-                 "\0".join(context).encode(errors="surrogateescape")):
+    # -O and -OO compile differently (``__debug__``, asserts, docstrings): their entries are their own.
+    optimize = str(sys.flags.optimize).encode()
+    for part in (importlib.util.MAGIC_NUMBER, optimize, _marking(), kind.encode(),
+                 path.encode(errors="surrogateescape"), "\0".join(context).encode(errors="surrogateescape")):
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
     digest.update(source)
