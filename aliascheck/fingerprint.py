@@ -230,7 +230,11 @@ def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...]
         # REUSE_MEMO objects (one MEMOIZE opcode each; a data byte can only overcount) is
         # dropped, and the next call builds one (~3 us, against a clear of ~1 us at the limit).
         # So is one whose dump failed part way.
-        if stream is not None and stream.count(pickle.MEMOIZE) <= REUSE_MEMO:
+        if stream is None:
+            # Dropped: its memo still holds what it met (the value itself), and a failed dump leaves it
+            # in a reference cycle: emptied now, so that it keeps nothing alive until a collection.
+            pickler.clear_memo()
+        elif stream.count(pickle.MEMOIZE) <= REUSE_MEMO:
             pickler.clear_memo()
             pickler.buffer.seek(0)
             pickler.buffer.truncate()

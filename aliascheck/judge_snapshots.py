@@ -137,7 +137,8 @@ def judged(rec: Record) -> bool:
     return rec.always or rec.adopter is not None or keepers.held_elsewhere(rec, 0)
 
 
-def held(records: dict[int, Record], rec: Record, local_refs: int = 0, led: Any = None) -> bool:
+def held(records: dict[int, Record], rec: Record, local_refs: int = 0, led: Any = None,
+         passing: frozenset[int] = frozenset()) -> bool:
     """*Held*: a snapshot is judged only while a container or object other than its owner keeps it;
     the ledger's records, a container that is only part of another recorded snapshot, and (in a
     forked child, for a loaded state) the parent's frozen objects are no keepers.
@@ -152,6 +153,7 @@ def held(records: dict[int, Record], rec: Record, local_refs: int = 0, led: Any 
     if not keepers.held_elsewhere(rec, local_refs):
         return False
     ignore = {id(r) for r in records.values()}  # the ledger's own references
+    ignore |= passing  # a wrapper's own tuple of the call's arguments (a class imported before the marking)
     owner = rec.owner()
     if owner is not None:
         ignore.add(id(owner))  # an owner whose __dict__ is the snapshot (``self.__dict__ = state``)
@@ -258,7 +260,7 @@ def loads(rec: Record, changes: list[Change], adopter: Any) -> tuple[list[Change
 
 
 def load_wrote(led: Any, rec: Record, node: Any, before: Fingerprint, fp: Fingerprint,
-               local_refs: int = 2) -> list[Change]:
+               local_refs: int = 2, passing: frozenset[int] = frozenset()) -> list[Change]:
     """*Loads*: a load writing into the state it was given is a finding at once while the caller or
     someone else holds that state; written into a throwaway (or the node itself inside its own
     state, or a part another owner handed over) it is not. Returns the changes to report; the
@@ -277,7 +279,7 @@ def load_wrote(led: Any, rec: Record, node: Any, before: Fingerprint, fp: Finger
     # fresh dict a ``__setstate__`` takes over): nobody else holds what changed, so it is
     # judged later as loads are, from the state as the load left it.
     # *local_refs*: the load recording's and Ledger.after_load's references to the state.
-    if not changes or not held(led.records, rec, local_refs=local_refs, led=led):
+    if not changes or not held(led.records, rec, local_refs=local_refs, led=led, passing=passing):
         return []
     return changes
 

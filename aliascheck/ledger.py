@@ -402,7 +402,8 @@ class Ledger:
             self.records[id(state)] = rec
             return now
 
-    def after_load(self, state: Any, node: Any, before: Fingerprint, local_refs: int = 2) -> None:
+    def after_load(self, state: Any, node: Any, before: Fingerprint, local_refs: int = 2,
+                   passing: frozenset[int] = frozenset()) -> None:
         """The load itself must not write into the caller's state (``assign=True`` setting
         ``sd._metadata``): compared right after the loading method returns (rule *Loads*).
         *local_refs*: the references the load's recording holds to *state*, this parameter's included."""
@@ -417,7 +418,7 @@ class Ledger:
             self.stats.checked += 1
             if fp.digest == before.digest or rec.flagged:
                 return
-            changes = judge.load_wrote(self, rec, node, before, fp, local_refs)
+            changes = judge.load_wrote(self, rec, node, before, fp, local_refs, passing)
             if not changes:
                 return
             site, stack = sites.where()  # the load call
