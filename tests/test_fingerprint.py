@@ -408,3 +408,19 @@ def test_tensors_of_every_kind_are_read_and_a_change_is_seen() -> None:
     with pytest.warns(UserWarning):  # deprecated in torch 2.13, still made
         q = torch.quantize_per_tensor(torch.tensor([1.0, 2.0]), 0.1, 0, torch.qint8)
     assert fingerprint(q).digest == fingerprint(q).digest  # read or said unreadable, never a crash
+
+
+def test_a_code_object_is_written_as_which_code_it_is():
+    """``dis.Instruction`` lists hold code objects, which pickle cannot write: read exactly (no Python walk),
+    the same code the same, another code another."""
+    import dis
+
+    def outer(xs):
+        return [x for x in xs] + [lambda: 1]
+
+    instructions = list(dis.get_instructions(outer))
+    fp = fingerprint(instructions)
+    assert fp.exact and fp.verifiable
+    assert fingerprint(list(dis.get_instructions(outer))).digest == fp.digest
+    other = test_a_code_object_is_written_as_which_code_it_is.__code__
+    assert fingerprint([outer.__code__]).digest != fingerprint([other]).digest
