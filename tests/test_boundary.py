@@ -706,6 +706,15 @@ PRECISION = """
         opt.step()
         assert opt.param_groups[0]["lr"] == 0.01
 
+    def test_lr_warmup_through_named_groups():
+        model = torch.nn.Linear(2, 1)
+        groups = [{"params": model.parameters(), "lr": 0.1}]  # still named: HF's optimizer_grouped_parameters
+        opt = torch.optim.SGD(groups)
+        for g in opt.param_groups:
+            g["lr"] = 0.01  # the library's live setting, set on purpose
+        opt.step()
+        assert groups[0]["lr"] == 0.01
+
     def test_registered_buffer_updated():
         class Running(torch.nn.Module):
             def __init__(self):
@@ -794,7 +803,7 @@ PRECISION = """
 def test_precision(pytester: pytest.Pytester, lib: None) -> None:
     result = run(pytester, PRECISION)
     assert flagged(result) == set(), result.stdout.str()[-3000:]
-    assert len(outcomes(result)) == 11
+    assert len(outcomes(result)) == 12
 
 
 # -- what the marked code answers itself, without calling the runtime -------------------

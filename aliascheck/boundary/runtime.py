@@ -2486,7 +2486,7 @@ def before(site: int, argsets: tuple[tuple[Any, ...], ...], callees: tuple[Any, 
     found = tuple((gate.callee_of(*callee) if callee[0] is not None else None) if type(callee) is tuple
                   else callee for callee in given)
     # The counts first: no name of this frame may refer to a part yet.
-    _counts[site] = (_refcounts(parts), [id(part[3]) for part in parts], found)
+    _counts[site] = (_refcounts(parts), [id(part[3]) for part in parts], found, _sizes(parts))
     t = _test
     if t.handed:
         for _i, _j, _path, obj in parts:
@@ -2535,6 +2535,11 @@ def _refcounts(parts: list[tuple[int, int, str, Any]]) -> list[int]:
     return [sys.getrefcount(part[3]) for part in parts]
 
 
+def _sizes(parts: list[tuple[int, int, str, Any]]) -> list[int]:
+    """The length of each exact dict among *parts* (-1 for the others), read at C level."""
+    return [len(part[3]) if type(part[3]) is dict else -1 for part in parts]
+
+
 def after(site: int, calls: tuple[tuple[Any, tuple[Any, ...]], ...], result: Any = None) -> None:
     """The statement ran: a name a library call now refers to more than before was kept by it.
     *calls*: (the callee as the statement evaluated it, the names it passed) per call."""
@@ -2543,7 +2548,7 @@ def after(site: int, calls: tuple[tuple[Any, tuple[Any, ...]], ...], result: Any
     pending = _counts.pop(site, None)
     if pending is None:
         return
-    counts, ids, found = pending
+    counts, ids, found, sizes = pending
     # The names as they are now. A name the statement bound again (``x = lib.f(x)``) holds another
     # object: the parts then differ from those counted before, and nothing is judged (the objects
     # counted were alive through the call, so an id the same is the same object).
@@ -2551,14 +2556,16 @@ def after(site: int, calls: tuple[tuple[Any, tuple[Any, ...]], ...], result: Any
     if len(parts) != len(counts) or any(id(part[3]) != was for part, was in zip(parts, ids, strict=True)):
         return
     now = _refcounts(parts)
-    for part, was, count in zip(parts, counts, now, strict=True):
+    for part, was, count, size in zip(parts, counts, now, sizes, strict=True):
         i, j, path, obj = part
         # The callee as the statement caught it, else as before() found it (``name.attr``): when neither
         # can say (a property on the way), nothing is judged.
         func = calls[i][0] if calls[i][0] is not None else found[i] if i < len(found) else None
         if (func is not None and count > was and not _explained(result, obj) and _kept_by(func, obj)
                 and _captured_by_harness(obj) < count - was):
-            _handed(obj, func, site, i, j, path, was, count - was)
+            # The call that kept a dict wrote keys into it (an optimizer's param group filled with its
+            # defaults): the library took it as its own live settings, not as a record of the past.
+            _handed(obj, func, site, i, j, path, was, count - was, filled=size >= 0 and len(obj) != size)
 
 
 _HARNESS_TAIL = 8  # the records a capture list gained in one call looked at, from its end
@@ -2603,7 +2610,8 @@ def _captured_by_harness(obj: Any) -> int:
     return found
 
 
-def _handed(obj: Any, func: Any, site: int, call: int, arg: int, path: str, was: int, gained: int) -> None:
+def _handed(obj: Any, func: Any, site: int, call: int, arg: int, path: str, was: int, gained: int,
+            filled: bool = False) -> None:
     t = _test
     if id(obj) in t.handed and t.handed[id(obj)].obj is obj:
         return
@@ -2615,7 +2623,7 @@ def _handed(obj: Any, func: Any, site: int, call: int, arg: int, path: str, was:
     rec = Record(_callee(func, text), f"{name}{path}", "handed", capture(3),
                  threading.current_thread().name, _ledger.test if _ledger is not None else None, obj,
                  fingerprint(obj), None, False)
-    rec.adopter = (was, gained, t.epoch)
+    rec.adopter = (was, gained, t.epoch, filled)
     t.handed[id(obj)] = rec
     QUIET.clear()  # a value handed out: before() looks at every call again (a value passed again)
     t.records.append(rec)
@@ -2809,14 +2817,18 @@ def _qualified(func: Any, text: str) -> str:
 
 
 def _still_held(rec: Record, obj: Any) -> bool:
-    was, gained, _epoch = rec.adopter
+    was, gained, _epoch, _filled = rec.adopter
     # This frame's argument and getrefcount's, as before() counted them with the tuple's and its own.
     return sys.getrefcount(obj) - 1 >= was - 1 + gained - 1
 
 
 def _handed_written(rec: Record, target: Any, root: Any) -> None:
     """The project wrote into a value a library call kept (rule *Handed*: :func:`aliascheck.boundary.rules.handed`)."""
-    # Not through the library's own handle (opt.param_groups[0]["lr"] = ...): its documented use.
+    # Not through the library's own handle (opt.param_groups[0]["lr"] = ...): its documented use. Nor
+    # into a dict the library filled in as it kept it (``for g in opt.param_groups: g["lr"] = ...`` of the
+    # groups the project built): the library's live settings, which the project sets on purpose.
+    if rec.adopter[3] and rec.obj is target:
+        return
     own = root is None or root is target or _project_owned(root)
     if not rules.handed(rec, _still_held(rec, target) and not rules.setting(target), own):
         return
