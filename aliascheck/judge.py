@@ -103,12 +103,26 @@ def _parts(value: Any) -> Any:
     return [v for _, v in mutability.attributes(value)]
 
 
+# What a registry holds: functions and classes, by name (a dispatch table, not data).
+_REGISTERED = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)
+_HEAPTYPE = 1 << 9
+
+
+def _registered(value: Any) -> bool:
+    """A function, a class, or an object that owns its state (a codec, a handler): not data."""
+    kind = type(value)
+    return isinstance(value, _REGISTERED) or bool(kind.__flags__ & _HEAPTYPE and not mutability.plain_data(value))
+
+
 def is_store(value: Any) -> bool:
-    """A store rather than a result: empty, or holding only empty containers (``{"handlers": []}``)."""
+    """A store rather than a result: empty, or holding only empty containers (``{"handlers": []}``), or
+    a registry seeded with functions, classes or service objects (``{"json": json.dumps}``, ``{"json":
+    JsonCodec()}``, extended by a ``register()``)."""
     parts = _parts(value)
     if not len(parts):
         return True
-    return len(parts) <= 64 and all(isinstance(v, mutability.CONTAINERS) and not v for v in parts)
+    return len(parts) <= 64 and (all(isinstance(v, mutability.CONTAINERS) and not v for v in parts)
+                                 or (type(value) is dict and all(map(_registered, parts))))
 
 
 def changed(before: Fingerprint, after: Fingerprint) -> bool:

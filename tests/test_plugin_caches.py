@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+from json import dumps as json_dumps
 
 import pytest
 
@@ -672,9 +673,24 @@ def test_immutable_results_are_let_through(value):
     assert _atomic(value)
 
 
+class _Codec:  # a service object: owns its state
+    def dumps(self, x):
+        return str(x)
+
+
+@dataclasses.dataclass
+class _Row:  # plain data
+    n: int = 0
+
+
 @pytest.mark.parametrize(("value", "store"), [({}, True), ([], True), ({"a": [], "b": {}}, True),
-                                              ({"a": 1}, False), ([[1]], False)])
+                                              ({"a": 1}, False), ([[1]], False),
+                                              ({"json": json_dumps}, True), ({"json": _Codec()}, True),
+                                              ({"kind": _Codec}, True), ({"json": json_dumps, "n": 1}, False),
+                                              ({"row": _Row()}, False)])
 def test_a_store_is_empty_or_holds_only_empty_containers(value, store):
+    """A registry seeded with functions, classes or service objects, extended by a ``register()``, is a
+    store (clean); a seed of data (an atom, a dataclass row) is a result (judged)."""
     from aliascheck.judge import is_store as _store
 
     assert _store(value) is store
