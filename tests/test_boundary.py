@@ -3720,3 +3720,22 @@ def _fingerprinted(result: pytest.RunResult) -> list[Any]:
     match = re.search(r"^fingerprinted: (\[.*\])$", result.stdout.str(), re.M)
     assert match, result.stdout.str()[-2000:]
     return ast.literal_eval(match.group(1))
+
+
+def test_a_kept_value_pickle_cannot_write_is_walked_within_bounds() -> None:
+    """A library's nodes linked to their parents, deeper than pickle recurses (executing's AST nodes),
+    fall back to the Python walk: bounded for a keep, and said to be cut (truncated), not read whole."""
+
+    class Node:
+        def __init__(self, parent: Any) -> None:
+            self.parent, self.children = parent, []
+
+    root = node = Node(None)
+    for _ in range(5000):
+        child = Node(node)
+        node.children.append(child)
+        node = child
+    from aliascheck.boundary import runtime
+
+    fp = runtime.fingerprint([root])
+    assert not fp.exact and fp.truncated

@@ -42,7 +42,8 @@ import aliascheck.sites as sites
 
 from .. import mutability, probe
 from ..diff import Change, diff
-from ..fingerprint import Fingerprint, fingerprint
+from ..fingerprint import Fingerprint, Limits
+from ..fingerprint import fingerprint as _full_fingerprint
 from ..kinds import KEPT_AGAIN, LOAD_METHODS, RECEIVER_WRITE, STATE_METHODS
 from ..records import Record
 from ..sites import capture
@@ -372,6 +373,17 @@ class _Test:
 SEEN: dict[int, _Last] = {}
 _test = _Test()
 _ledger: Any = None
+
+# A kept value pickle cannot write (a tree of a library's nodes linked to their parents, deeper than
+# pickle recurses) falls back to the Python walk: bounded here to what a keep may cost (executing's
+# suite kept AST nodes at every look: 0.13 s a walk of a whole tree, 22 s for one test; 7 s bounded).
+# A change within the first items is still seen; past them the walk says it stopped (a truncated
+# fingerprint).
+KEPT_LIMITS = Limits(max_items=2_000)
+
+
+def fingerprint(value: Any) -> Fingerprint:
+    return _full_fingerprint(value, KEPT_LIMITS)
 
 
 def start(ledger: Any) -> None:
