@@ -1573,15 +1573,42 @@ pickler_append(PyObject *pickler, PyObject *name, PyObject *value)
     return PyList_Check(list) ? PyList_Append(list, value) : -1;
 }
 
+/* The pickler's own answer for *obj*: its Python override (unbound, given the pickler). */
+static PyObject *
+reduce_slowly(PyObject *state, PyObject *owner, PyObject *obj)
+{
+    return PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(state, R_SLOW), owner, obj, NULL);
+}
+
+static PyObject *reduce_with(PyObject *state, PyObject *owner, PyObject *pickler, PyObject *obj);
+
 static PyObject *
 reduce_tensors(PyObject *state, PyObject *obj)
 {
-    PyObject *slow = PyTuple_GET_ITEM(state, R_SLOW);
-    PyObject *handler = PyDict_GetItemWithError(PyTuple_GET_ITEM(state, R_CACHE), (PyObject *)Py_TYPE(obj));
-    if (handler == NULL || handler != PyTuple_GET_ITEM(state, R_TENSOR)) {
-        return PyErr_Occurred() ? NULL : PyObject_CallOneArg(slow, obj);
+    /* The pickler, known weakly: it holds this function, which must not hold it back (a cycle would keep
+     * a dropped pickler, and what its memo holds, alive until a collection). */
+    PyObject *owner = PyWeakref_GetObject(PyTuple_GET_ITEM(state, R_PICKLER));  /* borrowed */
+    if (owner == NULL || owner == Py_None) {
+        return owner == NULL ? NULL : Py_NewRef(Py_NotImplemented);
     }
-    PyObject *pickler = PyTuple_GET_ITEM(state, R_PICKLER);
+    Py_INCREF(owner);
+    PyObject *handler = PyDict_GetItemWithError(PyTuple_GET_ITEM(state, R_CACHE), (PyObject *)Py_TYPE(obj));
+    PyObject *result;
+    if (handler == NULL || handler != PyTuple_GET_ITEM(state, R_TENSOR)) {
+        result = PyErr_Occurred() ? NULL : reduce_slowly(state, owner, obj);
+    }
+    else {
+        PyObject *pickler = PyObject_GenericGetDict(owner, NULL);  /* its attributes: then, seen, ... */
+        result = pickler == NULL ? NULL : reduce_with(state, owner, pickler, obj);
+        Py_XDECREF(pickler);
+    }
+    Py_DECREF(owner);
+    return result;
+}
+
+static PyObject *
+reduce_with(PyObject *state, PyObject *owner, PyObject *pickler, PyObject *obj)
+{
     PyObject *then = PyDict_GetItemWithError(pickler, s_then);  /* borrowed */
     if (then != NULL && PyDict_CheckExact(then) && PyDict_GET_SIZE(then)) {
         PyObject *id = PyLong_FromVoidPtr(obj);
@@ -1599,7 +1626,7 @@ reduce_tensors(PyObject *state, PyObject *obj)
     }
     PyObject *token = tensor_token(state, obj);
     if (token == NULL) {
-        return PyErr_Occurred() ? NULL : PyObject_CallOneArg(slow, obj);
+        return PyErr_Occurred() ? NULL : reduce_slowly(state, owner, obj);
     }
     PyObject *seen = PyDict_GetItemWithError(pickler, s_seen), *types = NULL;
     if (seen != NULL && seen != Py_None) {
@@ -1623,15 +1650,16 @@ reduce_tensors(PyObject *state, PyObject *obj)
 static PyMethodDef reduce_tensors_def = {"reducer_override", reduce_tensors, METH_O,
                                          "reducer_override(obj): see aliascheck.fingerprint"};
 
-/* reducer(cache, slow, pickler_dict, tensor_handler, kinds, dtypes, handlers_dict, token, sample) */
+/* reducer(cache, slow, pickler_ref, tensor_handler, kinds, dtypes, handlers_dict, token, sample): *slow* the
+ * pickler class's Python override (unbound), *pickler_ref* a weak reference to the pickler. */
 static PyObject *
 reducer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != R_SIZE || !PyDict_Check(args[R_CACHE]) || !PyCallable_Check(args[R_SLOW])
-            || !PyDict_Check(args[R_PICKLER]) || !PyDict_Check(args[R_KINDS]) || !PyDict_Check(args[R_DTYPES])
+            || !PyWeakref_CheckRef(args[R_PICKLER]) || !PyDict_Check(args[R_KINDS]) || !PyDict_Check(args[R_DTYPES])
             || !PyDict_Check(args[R_HANDLERS]) || !PyLong_Check(args[R_SAMPLE])) {
         PyErr_SetString(PyExc_TypeError,
-                        "reducer(cache, slow, pickler_dict, tensor_handler, kinds, dtypes, handlers_dict, token, sample)");
+                        "reducer(cache, slow, pickler_ref, tensor_handler, kinds, dtypes, handlers_dict, token, sample)");
         return NULL;
     }
     PyObject *state = PyTuple_New(nargs);

@@ -22,6 +22,7 @@ import base64
 import io
 import pickle
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -161,9 +162,10 @@ class _Pickler(pickle.Pickler):
             # pickle looks its override up once, as it is made: the compiled one reads a plain CPU tensor
             # as handlers._tensor does (with the attributes above, read from this instance's dict) and
             # hands anything else to _reduce. Twin test: tests/test_fingerprint.py.
+            # It knows this pickler weakly: a cycle would keep a dropped pickler (and its memo) alive.
             self.reducer_override = gate._compiled.reducer(  # type: ignore[method-assign]
-                _handlers_cache, self._reduce, self.__dict__, handlers._tensor, handlers._KINDS, handlers._DTYPES,
-                vars(handlers), _BufferToken, shadow.SAMPLE_BYTES)
+                _handlers_cache, _Pickler._reduce, weakref.ref(self), handlers._tensor, handlers._KINDS,
+                handlers._DTYPES, vars(handlers), _BufferToken, shadow.SAMPLE_BYTES)
         super().__init__(self.buffer, protocol=5)
 
     def _reduce(self, obj: Any) -> Any:
@@ -231,8 +233,8 @@ def encode(obj: Any, seen: list[Any] | None = None, seen_types: tuple[type, ...]
         # dropped, and the next call builds one (~3 us, against a clear of ~1 us at the limit).
         # So is one whose dump failed part way.
         if stream is None:
-            # Dropped: its memo still holds what it met (the value itself), and a failed dump leaves it
-            # in a reference cycle: emptied now, so that it keeps nothing alive until a collection.
+            # Dropped: its memo still holds what it met (the value itself), and a failed dump may leave it
+            # in a reference cycle (a frame of the traceback): emptied now, so that it keeps nothing alive.
             pickler.clear_memo()
         elif stream.count(pickle.MEMOIZE) <= REUSE_MEMO:
             pickler.clear_memo()

@@ -424,3 +424,24 @@ def test_a_code_object_is_written_as_which_code_it_is():
     assert fingerprint(list(dis.get_instructions(outer))).digest == fp.digest
     other = test_a_code_object_is_written_as_which_code_it_is.__code__
     assert fingerprint([outer.__code__]).digest != fingerprint([other]).digest
+
+
+class _Item:
+    pass
+
+
+def test_a_large_fingerprint_keeps_nothing_alive():
+    """A pickler dropped after a large value (its memo too large to reuse) goes at once, and its memo
+    with it: nothing it met outlives the value (a node's adopted state judged as held, networkx)."""
+    import gc
+    import weakref
+
+    value = [_Item() for _ in range(1000)]
+    ref = weakref.ref(value[0])
+    gc.disable()
+    try:
+        fingerprint(value)
+        del value
+        assert ref() is None
+    finally:
+        gc.enable()
