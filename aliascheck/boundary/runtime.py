@@ -2373,9 +2373,10 @@ def _path_of(root: Any, target: Any, depth: int = 4) -> str:
 
 # -- what the project hands to a library that keeps it ------------------------------
 
-# site -> the reference counts of its names' parts before the statement, and the parts' ids (no reference
-# is held during the call: a callee may count them, numpy's resize does). Seeded: tracked by gc from the start.
-_counts: dict[int, tuple[list[int], list[int], tuple[Any, ...]]] = {-1: ([], [], ())}
+# site -> the reference counts of its names' parts before the statement, the parts' ids (no reference
+# is held during the call: a callee may count them, numpy's resize does), and the lengths of its exact dicts.
+# Seeded: tracked by gc from the start.
+_counts: dict[int, tuple[list[int], list[int], tuple[Any, ...], list[int]]] = {-1: ([], [], (), [])}
 # site -> its one callee, when it is the project's own and nothing was handed out in this test: the
 # marked code calls before() again only for another callee (a weak reference: it keeps nothing alive).
 QUIET: dict[int, Any] = {}
