@@ -36,6 +36,7 @@ from typing import Any
 import aliascheck.guard as guard
 import aliascheck.sites as sites
 
+from . import gate
 from .boundary.rewrite import RUNTIME
 from .instrument import instrument, patch, undo_all
 
@@ -54,17 +55,13 @@ _OURS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
 
 # A class's own dict and MRO, read as type itself reads them: a metaclass's ``__dict__`` property or
 # ``__getattr__`` is the program's code, never run by a look at a class (pure-eval's suite counts them).
-CLASS_DICT = type.__dict__["__dict__"].__get__
-_MRO = type.__dict__["__mro__"].__get__
+CLASS_DICT = gate._CLASS_DICT
 
 
 def _lookup(cls: type, name: str) -> Any:
     """What an instance of *cls* finds for *name* along the MRO (None: nothing), no metaclass code run."""
-    for klass in _MRO(cls):
-        space = CLASS_DICT(klass)
-        if name in space:
-            return space[name]
-    return None
+    found = gate._class_entry(cls, name)
+    return None if found is gate._ABSENT else found
 
 
 def methods(cls: type) -> tuple[list[str], list[str]]:
