@@ -115,7 +115,7 @@ def _nested_owners(rec: Record) -> list[tuple[str, str, str, type]]:
 def alias_warnings(led: Any, rec: Record, changed: set[str]) -> set[str]:
     """*Shared*: sharing that never turned into a change is an ``alias`` warning, for a snapshot still
     held (*Held*) and an owner with no proven change (*changed*); returns the owners warned about."""
-    if not rec.aliases or rec.flagged or not (rec.always or held(led.records, rec, led=led)):
+    if not rec.aliases or rec.flagged or not (rec.always or held(led, rec)):
         return set()  # a dropped one is no risk
     warned = set()
     for owner, label, owner_type, group in by_owner(rec, [
@@ -137,8 +137,7 @@ def judged(rec: Record) -> bool:
     return rec.always or rec.adopter is not None or keepers.held_elsewhere(rec, 0)
 
 
-def held(records: dict[int, Record], rec: Record, local_refs: int = 0, led: Any = None,
-         passing: frozenset[int] = frozenset()) -> bool:
+def held(led: Any, rec: Record, local_refs: int = 0, passing: frozenset[int] = frozenset()) -> bool:
     """*Held*: a snapshot is judged only while a container or object other than its owner keeps it;
     the ledger's records, a container that is only part of another recorded snapshot, and (in a
     forked child, for a loaded state) the parent's frozen objects are no keepers.
@@ -152,6 +151,7 @@ def held(records: dict[int, Record], rec: Record, local_refs: int = 0, led: Any 
     """
     if not keepers.held_elsewhere(rec, local_refs):
         return False
+    records = led.records
     ignore = {id(r) for r in records.values()}  # the ledger's own references
     ignore |= passing  # a wrapper's own tuple of the call's arguments (a class imported before the marking)
     owner = rec.owner()
@@ -161,11 +161,11 @@ def held(records: dict[int, Record], rec: Record, local_refs: int = 0, led: Any 
             attrs = vars(owner)
             ignore.add(id(attrs))
             ignore.update(id(v) for v in attrs.values() if isinstance(v, (dict, list, tuple)))
-    released = dict(led.released) if led is not None else {}
+    released = dict(led.released)
     for frame in sites.frames_looked_at() if released else ():
         if id(frame) in released:  # its names are looked at one by one (sites.held_by_callers)
             ignore.update((id(frame), id(frame.f_locals)))
-    inside: set[int] = set(led.released_values) if led is not None else set()
+    inside: set[int] = set(led.released_values)
     for other in records.values():
         if other is not rec:
             inside.update(map(id, probe.reachable(other.obj)))  # C speed: no Python loop per part
@@ -181,7 +181,7 @@ def held_changed(led: Any, rec: Record, fp: Fingerprint, check: str) -> None:
     watched or adopted one whoever holds it), else only where a consumer kept its changed parts."""
     adopter = rec.adopter() if rec.adopter is not None else None
     unknown = type(rec.adopter) is Unreferenced  # an adopter that allows no weak reference: by its id
-    if rec.always or (rec.adopter is not None and adopter is None and not unknown) or held(led.records, rec, led=led):
+    if rec.always or (rec.adopter is not None and adopter is None and not unknown) or held(led, rec):
         snapshot_changed(led, rec, fp, check)
     elif within := kept_in_pieces(led.records, rec, fp, adopter, rec.adopter.id if unknown else None):
         # Loaded straight into another node (an optimizer's state transplanted, ``copy.copy`` through
@@ -197,7 +197,7 @@ def rehandover(led: Any, prev: Record, fp: Fingerprint, local_refs: int) -> None
     holds it (or, *Kept in pieces*, a changed part of it); nobody kept it: the new one is the baseline."""
     if prev.flagged or prev.fp.digest == fp.digest:
         return
-    if held(led.records, prev, local_refs, led=led):
+    if held(led, prev, local_refs):
         led.stats.checked += 1
         snapshot_changed(led, prev, fp, "handover")
     elif within := kept_in_pieces(led.records, prev, fp):  # judged only where the consumer kept it
@@ -279,7 +279,7 @@ def load_wrote(led: Any, rec: Record, node: Any, before: Fingerprint, fp: Finger
     # fresh dict a ``__setstate__`` takes over): nobody else holds what changed, so it is
     # judged later as loads are, from the state as the load left it.
     # *local_refs*: the load recording's and Ledger.after_load's references to the state.
-    if not changes or not held(led.records, rec, local_refs=local_refs, led=led, passing=passing):
+    if not changes or not held(led, rec, local_refs=local_refs, passing=passing):
         return []
     return changes
 
@@ -299,7 +299,7 @@ def adopted_changed(led: Any, rec: Record, check: str, local_refs: int = 0) -> N
         led.stats.checked += 1
         if rec.flagged or fp.digest == rec.fp.digest:
             return
-        if held(led.records, rec, local_refs, led=led):
+        if held(led, rec, local_refs):
             snapshot_changed(led, rec, fp, check)
         else:  # changed while only its node held it: the node's own state from now on
             led.retire(rec)
