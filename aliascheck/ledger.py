@@ -46,7 +46,7 @@ from .diff import Change
 from .findings import Finding
 from .fingerprint import Fingerprint, fingerprint
 from .judge import SHARED_DEPTH, SHARED_LIMIT
-from .kinds import LOAD_METHODS, kind_of
+from .kinds import LOAD_METHODS, STATE_METHODS, kind_of
 from .records import Record, Settings, Stats, weak
 from .shadow import qualname_of
 
@@ -560,6 +560,18 @@ class Ledger:
         """Whether *obj* itself has a record now."""
         rec = self.records.get(id(obj))
         return rec is not None and rec.obj is obj
+
+    def holder_wrote(self, obj: Any) -> None:
+        """Project code wrote into a part of *obj* through the name that holds it. When *obj* is a
+        snapshot a state method handed over (``own = model.state_dict(); own[k].copy_(v)``, the
+        partial-load idiom), its holder writes the owner's live state through it: a handle, not a
+        snapshot (rule *Who wrote it, for whom*), no longer judged. O(1): one lookup by id."""
+        rec = self.records.get(id(obj))
+        if rec is not None and rec.obj is obj and rec.kind in STATE_METHODS and not rec.flagged:
+            with self.lock:
+                if self.records.get(id(obj)) is rec:
+                    del self.records[id(obj)]
+                    self._unindex(rec)
 
     # -- checks ----------------------------------------------------------
     def verify(self, obj: Any, check: str, fp: Fingerprint | None = None) -> bool:

@@ -92,6 +92,26 @@ def test_resumed_from_a_checkpoint(tmp_path):
     ckpt = torch.load(tmp_path / "opt.pt")
     opt.load_state_dict(ckpt)  # Adam keeps the loaded tensors, which the next steps move on
     train(model, opt)
+
+
+def test_partial_load_through_the_live_state_dict():
+    model, opt = make()
+    donor = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    own = model.state_dict()  # a handle: the test writes the live parameters through it
+    with torch.no_grad():
+        for name, p in donor.state_dict().items():
+            if own[name].shape == p.shape:
+                own[name].copy_(p)
+    train(model, opt)
+    assert own["0.weight"].shape == (8, 4)
+
+
+def test_best_labelled_then_trained():
+    model, opt = make()
+    best = model.state_dict()
+    best["epoch"] = 3  # a key of its own: nothing written through it into the model
+    train(model, opt)
+    assert "0.weight" in best
 """
 
 
@@ -105,9 +125,12 @@ def findings_by_test(pytester) -> dict[str, list[dict]]:
 def test_training_is_clean_and_kept_live_state_is_flagged(pytester):
     pytester.makepyfile(test_train=TRAINING)
     result = pytester.runpytest("--aliascheck", "--aliascheck-report=r.json", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=4, failed=3)
+    result.assert_outcomes(passed=5, failed=4)
     by_test = findings_by_test(pytester)
     assert "test_ordinary_training_with_checkpoints" not in by_test
+    # Writing the live parameters through the snapshot makes it the test's handle; a key added is not that.
+    assert "test_partial_load_through_the_live_state_dict" not in by_test
+    assert {f["check"] for f in by_test["test_best_labelled_then_trained"]} == {"last-use"}
     assert "test_best_copied_by_the_test_never_loaded" not in by_test
     # Judged right after the test's last read of the name that held it (the assert, after training).
     assert {f["check"] for f in by_test["test_best_kept_by_the_test_never_loaded"]} == {"last-use"}

@@ -396,11 +396,18 @@ def start(ledger: Any) -> None:
     SEEN.clear()
     QUIET.clear()
     CLEAN.clear()
+    _known_buffers()
+
+
+def _known_buffers() -> None:
+    """The array and tensor types of the libraries loaded now are buffers for the marked code's gates
+    (a write into one is told) from the start: at the session's start and at each test's (a test module
+    imports torch after the session began)."""
     for module, names in (("torch", ("Tensor",)), ("torch.nn", ("Parameter",)), ("numpy", ("ndarray",))):
         loaded = sys.modules.get(module)
         for name in names:
             kind = getattr(loaded, name, None)
-            if isinstance(kind, type):
+            if isinstance(kind, type) and kind not in BUFFERS:
                 _buffer_type(kind)
 
 
@@ -442,6 +449,8 @@ def wrote(target: Any, root: Any = None) -> None:
 def _written_by_project(target: Any, root: Any) -> None:
     t = _test
     t.written[id(target)] = t.epoch
+    if root is not None and root is not target and _ledger is not None and _ledger.records:
+        _ledger.holder_wrote(root)  # a snapshot's part written through the snapshot: a handle
     if t.receivers and (id(target) in t.receivers or id(root) in t.receivers):
         _receiver_wrote(t, target if id(target) in t.receivers else root)
     if t.taken and (id(target) in t.taken or id(root) in t.taken):
@@ -2249,6 +2258,7 @@ def begin() -> None:
     QUIET.clear()
     CLEAN.clear()
     OWN.clear()
+    _known_buffers()
 
 
 # -- copies --------------------------------------------------------------------------
