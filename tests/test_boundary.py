@@ -1944,10 +1944,95 @@ def test_one_object_kept_again_at_one_line_is_a_history_whoever_wrote_it(pyteste
         "*history holds one live dict 4 times (handed out by t.update(1.0 / (i + 1))), changed after it was "
         "kept: history[[]0[]][[]'loss'[]]: 1.0 -> 0.5*",
         "*seen by:  the same line keeping the very object again, while the keeper still holds it from before*",
-        "*history holds one live dict 3 times (written by the loop that keeps it), changed after it was kept*",
+        "*history holds one live dict 3 times (written by the code that keeps it), changed after it was kept*",
         "*fix:*keep a copy: history.append(copy.deepcopy(totals))",
-        "*grid holds one live list 3 times (written by the loop that keeps it)*"],
+        "*grid holds one live list 3 times (written by the code that keeps it)*"],
         consecutive=False)
+
+PROJECT_ATTRIBUTE_KEPT = """
+    class Batcher:  # StackOverflow 55897375: container.append(lst); lst.clear() empties the container's entry
+        def __init__(self, sink, size=2, copy=False, fresh=False):
+            self.sink, self.size, self.copy, self.fresh = sink, size, copy, fresh
+            self.pending = []
+
+        def log(self, line):
+            self.pending.append(line)
+            if len(self.pending) >= self.size:
+                self.flush()
+
+        def flush(self):
+            self.sink.append(self.pending)
+            self.pending.clear()
+
+    class CopyingBatcher(Batcher):
+        def flush(self):
+            self.sink.append(list(self.pending))
+            self.pending.clear()
+
+    class FreshBatcher(Batcher):
+        def flush(self):
+            self.sink.append(self.pending)
+            self.pending = []
+
+    class Window:
+        def __init__(self):
+            self.window, self.history, self.views = [], [], []
+            self.views.append(self.window)  # one live view of the window, registered once: a handle
+
+        def step(self, x):
+            self.window.append(x)
+            del self.window[:-2]
+            self.history.append(self.window)
+
+    class TupleWindow(Window):
+        def step(self, x):
+            self.window.append(x)
+            del self.window[:-2]
+            self.history.append(tuple(self.window))
+
+    def test_pending_list_appended_then_cleared():
+        b = Batcher([])
+        for i in range(6):
+            b.log(i)
+        assert len(b.sink) == 3
+
+    def test_pending_list_copied_then_cleared():
+        b = CopyingBatcher([])
+        for i in range(6):
+            b.log(i)
+        assert b.sink == [[0, 1], [2, 3], [4, 5]]
+
+    def test_pending_list_appended_then_replaced():
+        b = FreshBatcher([])
+        for i in range(6):
+            b.log(i)
+        assert b.sink == [[0, 1], [2, 3], [4, 5]]
+
+    def test_window_appended_at_each_step():
+        w = Window()
+        for i in range(4):
+            w.step(i)
+
+    def test_window_kept_as_tuples():
+        w = TupleWindow()
+        for i in range(4):
+            w.step(i)
+        assert w.history[-1] == (2, 3) and w.views == [[2, 3]]
+"""
+
+
+def test_an_attribute_appended_and_written_by_the_same_function_is_a_history(pytester: pytest.Pytester) -> None:
+    """Rule *who wrote it, for whom*, for a part of the project's own object: a function that appends its
+    own attribute (``self.sink.append(self.pending)``) and writes that attribute in place without binding
+    it again (``self.pending.clear()``, a sliding window trimmed) keeps one object at every place. A copy
+    appended, the attribute bound to a new list, and a handle registered once stay clean."""
+    result = run(pytester, PROJECT_ATTRIBUTE_KEPT)
+    assert flagged(result) == {"test_pending_list_appended_then_cleared", "test_window_appended_at_each_step"}
+    assert len(outcomes(result)) == 5
+    result.stdout.fnmatch_lines([
+        "*self.sink holds one live list * times (written by the code that keeps it), changed after it was kept*",
+        "*self.history holds one live list * times (written by the code that keeps it)*"], consecutive=False)
+
 
 def test_a_project_modules_function_called_by_attribute_is_known_before_the_call(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

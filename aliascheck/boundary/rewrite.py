@@ -1497,7 +1497,45 @@ def _reused_keeps(nodes: Iterable[ast.AST]) -> set[int]:
                 value, names = node.value, stored
             if isinstance(value, ast.Name) and value.id in names and value.id not in bound:
                 reused.add(id(value))
+    return reused | _kept_attributes_written(nodes)
+
+
+def _kept_attributes_written(nodes: Iterable[ast.AST]) -> set[int]:
+    """The attributes a function appends to a list (``self.sink.append(self.pending)``) and also writes
+    in place (``self.pending.clear()``, ``self.window.append(x)``) without binding them again: one object
+    kept at each call, the keeper holding it at every place. Ids of the kept Attribute nodes."""
+    nodes = list(nodes)
+    written: set[str] = set()
+    bound: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                _in_place(node.func.attr) or node.func.attr in KEEPS):
+            written.add(_attribute_text(node.func.value))
+        elif isinstance(node, ast.Delete):
+            written.update(_attribute_text(t.value) for t in node.targets if isinstance(t, ast.Subscript))
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for part in ast.walk(target):
+                    bound.add(_attribute_text(part))
+                    if isinstance(part, ast.Subscript):
+                        written.add(_attribute_text(part.value))
+    written -= bound | {""}
+    reused: set[int] = set()
+    for node in nodes:
+        if (written and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in KEEPS
+                and len(node.args) > KEEPS[node.func.attr]):
+            value = node.args[KEEPS[node.func.attr]]
+            if _attribute_text(value) in written:
+                reused.add(id(value))
     return reused
+
+
+def _attribute_text(node: ast.AST) -> str:
+    """``name.attr``'s text, else ""."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return ""
 
 
 def _filled_by_calls(nodes: Iterable[ast.AST]) -> frozenset[str]:

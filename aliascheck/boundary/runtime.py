@@ -527,7 +527,7 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
             _keep(keeper, value, None, "item", site, 1, refresh=True)
             rec = t.last.get(site)
             if rec is not None and rec is not prev and rec.obj is value:
-                rec.adopter.giver = REFILLED_BY_LOOP  # not handed out by anyone: the loop's own object
+                rec.adopter.giver = REFILLED_BY_KEEPER  # not handed out by anyone: the loop's own object
             return
         source = MADE
     if owner is not None and _project_type(type(owner)) and not _buffer_type(kind):
@@ -631,7 +631,7 @@ def _reused(site: int, value: Any) -> bool:
     return True
 
 
-REFILLED_BY_LOOP = "written by the loop that keeps it"
+REFILLED_BY_KEEPER = "written by the code that keeps it"
 FED: set[int] = set()  # loop sites whose iterable (at the loop's last start) is one of the project's own generators
 PRODUCERS: dict[int, int] = {}  # FED's loop site -> the id of its generator's code (the writer of what it yields)
 
@@ -2046,8 +2046,8 @@ def _report(rec: Record, changes: list[Change], check: str, position: str) -> li
         held = f"{kept_here} live {what}s"
     else:
         held = f"a live {what}"
-    if keep.giver == REFILLED_BY_LOOP:
-        held += f" ({REFILLED_BY_LOOP})"
+    if keep.giver == REFILLED_BY_KEEPER:
+        held += f" ({REFILLED_BY_KEEPER})"
     elif keep.giver:
         held += f" (handed out by {keep.giver})"
     where = rec.where
