@@ -669,7 +669,13 @@ def _judge_received(rec: Record) -> None:
         try:
             args, kwargs = rec.obj
             taken = _taken.setdefault(id(rec.ledger), set())
-            taken.update(id(x) for x in (*args, *kwargs.values()) if type(x) not in mutability.ATOMS)
+            given = [x for x in (*args, *kwargs.values()) if type(x) not in mutability.ATOMS]
+            taken.update(map(id, given))
+            boundary = sys.modules.get("aliascheck.boundary.runtime")
+            if boundary is not None:  # who writes its dicts and lists from now on (a sender's write: _theirs)
+                for x in given:
+                    if type(x) in (dict, list):
+                        boundary.taken(x)
         except Exception as exc:  # pragma: no cover - (args, kwargs) is this module's own tuple
             judge.internal(rec.ledger, rec.owner_name, exc)
 
@@ -680,7 +686,20 @@ def _judge(rec: Record, check: str) -> None:
     if not led.recording or led.pid != _pid:
         return
     _checked(led)
-    judge.message_changed(rec, check, taken=_taken.get(id(led)) if rec.kind == "call" else None)
+    judge.message_changed(rec, check, taken=_theirs(rec, _taken.get(id(led))) if rec.kind == "call" else None)
+
+
+def _theirs(rec: Record, taken: set[int] | None) -> set[int] | None:
+    """Of the arguments receivers already took (*taken*), those a change may be theirs in: a shared
+    progress dict the workers write is theirs; one the sender itself wrote last since a worker took it
+    (it changed the dict between two submits of it) is not."""
+    boundary = sys.modules.get("aliascheck.boundary.runtime")
+    if not taken or boundary is None or not boundary._on:
+        return taken
+    args, kwargs = rec.obj
+    sender = rec.thread
+    mine = {id(x) for x in (*args, *kwargs.values()) if id(x) in taken and boundary.written_by(x, sender)}
+    return taken - mine if mine else taken
 
 
 def _synchronized() -> None:

@@ -164,6 +164,68 @@ def test_thread_pool_submit_a_change_before_the_work_item_starts_is_the_senders(
     ])
 
 
+def test_one_dict_submitted_again_is_judged_by_who_wrote_it_since_a_worker_took_it(pytester):
+    """Who wrote it, for whom, for an argument given to several calls: after a worker took the dict, a
+    write by the submitting thread before the next call that gets it starts is the sender's change
+    (a sweep's one config dict changed between submits); writes by the workers themselves (a shared
+    progress dict, a found-flag the next task reads) are the state they share on purpose."""
+    pytester.makepyfile(test_resubmit="""
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        def score(gate, cfg):
+            gate.wait(5)
+            return cfg["w"] * 2
+
+        def sweep(copy):
+            gate, cfg = threading.Event(), {"w": 0}
+            with ThreadPoolExecutor(max_workers=1) as ex:
+                futures = []
+                for w in range(3):
+                    cfg["w"] = w
+                    futures.append(ex.submit(score, gate, dict(cfg) if copy else cfg))
+                gate.set()
+                return [f.result() for f in futures]
+
+        def fetch(url, progress, lock):
+            with lock:
+                progress["done"] += 1
+                progress["urls"].append(url)
+
+        def search(shard, target, state):
+            if state["found"] is None and target in shard:
+                state["found"] = target
+
+        def test_buggy_sweep():
+            assert sweep(copy=False) == [4, 4, 4]
+
+        def test_fixed_sweep():
+            assert sweep(copy=True) == [0, 2, 4]
+
+        def test_progress_written_by_the_workers():
+            progress, lock, gate = {"done": 0, "urls": []}, threading.Lock(), threading.Event()
+            with ThreadPoolExecutor(max_workers=1) as ex:
+                ex.submit(gate.wait, 5)
+                for u in "abc":
+                    ex.submit(fetch, u, progress, lock)
+                gate.set()
+            assert progress["done"] == 3
+
+        def test_found_flag_written_by_a_worker():
+            state = {"found": None}
+            with ThreadPoolExecutor(max_workers=1) as ex:
+                for shard in ([1, 2], [3, 4], [5]):
+                    ex.submit(search, shard, 3, state)
+            assert state["found"] == 3
+    """)
+    result = pytester.runpytest(*RUN, "-rA")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_resubmit.py::test_buggy_sweep*"])
+    result.stdout.fnmatch_lines([
+        _literal("E   aliascheck.errors.AliasFinding: sweep (test_resubmit.py:*) sent a message it changed after "
+                 "submit: args[1]['w']: ") + "* -> 2"])  # from 1, or from 0 if the worker started late
+
+
 def test_thread_args_a_change_before_start_is_the_senders(pytester):
     pytester.makepyfile(test_thread="""
         import threading

@@ -329,6 +329,7 @@ class _Test:
         # writes what it holds then, and another's write in between is the sender's (late serialisation)
         self.taken: dict[int, int] = {}
         self.taken_writes: dict[int, int] = {}
+        self.taken_threads: dict[int, int] = {}  # the same, the last writer's thread ident: a sender's?
         self.written_memory: dict[tuple[int, int], tuple[int, int]] = {}
         self.epoch = 0
         self.shared: dict[int, Record] = {}  # id of a part a copy shares with its source -> the copy's record
@@ -456,6 +457,7 @@ def _written_by_project(target: Any, root: Any) -> None:
     if t.taken and (id(target) in t.taken or id(root) in t.taken):
         who = _actor()
         t.taken_writes[id(target)] = t.taken_writes[id(root)] = who
+        t.taken_threads[id(target)] = t.taken_threads[id(root)] = threading.get_ident()
     if CLEAN:
         CLEAN.discard(id(target))  # its next return or yield is told again
     if t.foreign and mutability.is_buffer(target) and (span := _address(target)) is not None:
@@ -1919,6 +1921,7 @@ def taken(part: Any) -> bool:
     for key in ids:
         t.taken[key] = who
         t.taken_writes.pop(key, None)  # a new object at a reused id: no write of it yet
+        t.taken_threads.pop(key, None)
     _gates.watch(ids)
     return True
 
@@ -1935,6 +1938,20 @@ def written_by_another(part: Any) -> bool:
     except Exception:
         ids = [id(part)]
     return any((w := t.taken_writes.get(key)) is not None and w != who for key in ids)
+
+
+def written_by(part: Any, thread: threading.Thread) -> bool:
+    """*thread* made the last write into *part* (or into a container in it) since a receiver took it
+    (:func:`taken`): a call's argument its sender changed again after sending it once more (``cfg["w"] =
+    w; ex.submit(score, cfg)`` in a loop), not a worker's write into state it shares on purpose."""
+    t = _test
+    if id(part) not in t.taken or not t.taken_threads:
+        return False
+    try:
+        ids = [id(part), *(id(p) for p in probe.reachable(part, depth=2)[:TAKEN_PARTS])]
+    except Exception:
+        ids = [id(part)]
+    return any(t.taken_threads.get(key) == thread.ident for key in ids)
 
 
 def shared_receipt(message: Any) -> None:
