@@ -3384,6 +3384,45 @@ COLLECTED = """
 
     def test_a_refilling_generator_read_one_at_a_time():
         assert [r["id"] for r in rows_of("123")] == [1, 2, 3]
+
+    _NODES = {}
+
+    def intern_node(name):
+        node = _NODES.setdefault(name, {"name": name, "refs": 0})
+        node["refs"] += 1
+        return node
+
+    class Registry:
+        def __init__(self):
+            self._by_name = {}
+
+        def get(self, name):
+            entry = self._by_name.setdefault(name, {"name": name, "hits": 0})
+            entry["hits"] += 1
+            return entry
+
+    class Env:
+        def __init__(self):
+            self._obs = {"t": 0}
+
+        def step(self, action):
+            self._obs["t"] += 1
+            self._obs["action"] = action
+            return self._obs
+
+    def test_an_identity_map_listed():
+        nodes = list(map(intern_node, ["a", "b", "a"]))
+        assert nodes[0] is nodes[2] and nodes[0]["refs"] == 2
+
+    def test_a_registry_methods_lookups_listed():
+        reg = Registry()
+        entries = list(map(Registry().get, "xy")) + list(map(reg.get, ["x", "y", "x"]))
+        assert entries[2] is entries[4]
+
+    def test_buggy_two_envs_each_refilling_its_one_obs():
+        first, second = Env(), Env()
+        seen = list(map(lambda env: env.step(0), [first, second, first]))
+        assert seen[0] is seen[2]
 """
 
 
@@ -3392,10 +3431,13 @@ def test_one_object_refilled_and_handed_out_again_collected_by_a_library(pyteste
     # A function (or coroutine, or generator) that writes into something it keeps past the call and
     # hands it out again hands out one object: the collected list holds it at several places, each
     # showing the last fill. New objects, a container never written, results read at once, and a
-    # parameter the caller passes and gets back are clean.
+    # parameter the caller passes and gets back are clean, as is a lookup that returns each key its
+    # own object (an identity map, a registry's method: several objects returned for one instance).
     result = run(pytester, COLLECTED)
     assert flagged(result) == {"test_buggy_gather_bound_by_the_test", "test_buggy_gather_awaited_in_project_code",
-                               "test_buggy_pool_map", "test_buggy_list_of_a_refilling_generator"}, result.stdout.str()
+                               "test_buggy_pool_map", "test_buggy_list_of_a_refilling_generator",
+                               "test_buggy_two_envs_each_refilling_its_one_obs"}, result.stdout.str()
+    assert len(outcomes(result)) == 13
     result.stdout.fnmatch_lines([
         "*a list holds one live dict 3 times (returned by parse()), changed after it was kept*",
         "*let out:  *test_user.py:* in parse",

@@ -373,6 +373,7 @@ class Marker(ast.NodeTransformer):
         self.parameters: frozenset[str] = frozenset()  # the function's parameters' names
         self.plain_class = False  # in a class of no base but object (visit_ClassDef)
         self.plain_self = ""  # a method's first parameter there: ``return self`` hands out no buffer
+        self.instance = ""  # a method's first parameter, never bound again: whose returns they are
         self.fresh_yields: set[int] = set()  # its ``yield name`` nodes of a name its loop binds anew
         self.reused: set[int] = set()  # its kept names that a loop refills and keeps at each turn
         self.atoms: frozenset[str] = frozenset()  # the function's names that only ever hold atoms
@@ -436,7 +437,9 @@ class Marker(ast.NodeTransformer):
         # generator's (a yield is), nor a state method's (the handover model's).
         generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes)
         saved_returning, self.returning = self.returning, node.name not in STATE_NAMES | LOAD_NAMES and not generator
-        saved_refilled = self.refilled, self.fresh_yields, self.parameters, self.plain_self, self.reused
+        saved_refilled = (self.refilled, self.fresh_yields, self.parameters, self.plain_self, self.reused,
+                          self.instance)
+        self.instance = positional[0].arg if method and positional and positional[0].arg not in own else ""
         self.plain_self = (positional[0].arg if method and self.plain_class and positional
                            and positional[0].arg not in own else "")
         self.refilled, self.parameters = _refilled(nodes), parameters
@@ -456,7 +459,8 @@ class Marker(ast.NodeTransformer):
             self.private, self.closed, self.function = saved_private, saved_closed, saved_function
             self.returning, self.containers = saved_returning, saved_containers
             self.own, self.mutable_defaults = saved_own, saved_defaults
-            self.refilled, self.fresh_yields, self.parameters, self.plain_self, self.reused = saved_refilled
+            (self.refilled, self.fresh_yields, self.parameters, self.plain_self, self.reused,
+             self.instance) = saved_refilled
             self.last_uses = saved_last
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
@@ -823,7 +827,9 @@ class Marker(ast.NodeTransformer):
         else:
             return None
         site = self._site(_text(part), "return", self.function)
-        told = ast.Call(_rt("returned"), [again, ast.Constant(site)], [])
+        # A method's instance (a name: reading it runs nothing): one function returning several objects
+        # for one instance (an identity map's lookups) hands out no one buffer it refills.
+        told = ast.Call(_rt("returned"), [again, ast.Constant(site), *([_name(self.instance)] * bool(self.instance))], [])
         wrapped = ast.IfExp(_template(gate, X=caught), told, copy.copy(again))
         ast.copy_location(wrapped, part)
         ast.fix_missing_locations(wrapped)

@@ -281,6 +281,10 @@ class _Test:
         # id of an array or tensor a project generator yielded -> (the generator's code id, the
         # write clock at that yield, looks left): a refill before the next yield is then seen.
         self.yields: dict[int, tuple[int, int, int]] = {}
+        # (a returning function's code, its instance's id) -> the object it returned last; those that
+        # returned several objects (lookups: never one refilled object handed out again)
+        self.returned_last: dict[tuple[int, int], int] = {}
+        self.lookups: set[tuple[int, int]] = set()
         # id of such an object its producer refilled and handed out again -> (the return or yield site,
         # the producer's code id, "return" or "yield", its code and line): a list bound later holding it
         # twice is judged
@@ -702,27 +706,39 @@ def yielded(value: Any, site: int) -> None:
     _handed_again(value, site, sys._getframe(1), "yield")
 
 
-def returned(value: Any, site: int) -> Any:
+def returned(value: Any, site: int, instance: Any = None) -> Any:
     """The project's function is about to return *value*, an array or tensor (``return buf``,
     ``return self.obs``, an item of ``return self.obs, reward``: :meth:`aliascheck.boundary.rewrite.Marker.
     _return`); returns it unchanged. The rule of :func:`yielded`, for a function that returns one
     buffer it refills (an environment's ``step``, a dataset's ``__getitem__``): one more reference
-    than at its first return is the caller's name for the last one; two or more are keepers."""
+    than at its first return is the caller's name for the last one; two or more are keepers.
+    *instance*: a method's own instance (its first parameter), whose returns these are."""
     try:
         if _on and not guard.busy():
-            _handed_again(value, site, sys._getframe(1), "return")
+            _handed_again(value, site, sys._getframe(1), "return", instance)
     except Exception:  # aliascheck's own failure never reaches the function
         pass
     return value
 
 
-def _handed_again(value: Any, site: int, producer: Any, verb: str) -> None:
+def _handed_again(value: Any, site: int, producer: Any, verb: str, instance: Any = None) -> None:
     t = _test
     code = id(producer.f_code)
     key = id(value)
     refs = sys.getrefcount(value)
     state = t.yields.get(key)
     t.epoch += 1
+    if verb == "return":
+        # A function (for one instance, a method) that has returned another object since: a lookup (an
+        # identity map's ``_nodes.setdefault(name, ...)``, each key its own object, written as it is
+        # handed out), not one buffer it refills for every call.
+        returner = (code, id(instance))
+        last = t.returned_last.get(returner)
+        t.returned_last[returner] = key
+        if last is not None and last != key:
+            t.lookups.add(returner)
+        if returner in t.lookups:
+            return
     CLEAN.add(key)  # not told again until the project writes into it (REFILLED answers no till then)
     if state is None or state[0] != code:
         t.yields[key] = (code, t.epoch, refs)
