@@ -3423,6 +3423,16 @@ COLLECTED = """
         first, second = Env(), Env()
         seen = list(map(lambda env: env.step(0), [first, second, first]))
         assert seen[0] is seen[2]
+
+    def test_buggy_envs_stepped_in_a_comprehension():
+        first, second = Env(), Env()
+        seen = [env.step(i) for i, env in enumerate([first, second, first])]
+        assert seen[0] is seen[2]
+
+    def test_envs_stepped_and_copied_in_a_comprehension():
+        first, second = Env(), Env()
+        seen = [dict(env.step(i)) for i, env in enumerate([first, second, first])]
+        assert [s["action"] for s in seen] == [0, 1, 2]
 """
 
 
@@ -3436,8 +3446,9 @@ def test_one_object_refilled_and_handed_out_again_collected_by_a_library(pyteste
     result = run(pytester, COLLECTED)
     assert flagged(result) == {"test_buggy_gather_bound_by_the_test", "test_buggy_gather_awaited_in_project_code",
                                "test_buggy_pool_map", "test_buggy_list_of_a_refilling_generator",
-                               "test_buggy_two_envs_each_refilling_its_one_obs"}, result.stdout.str()
-    assert len(outcomes(result)) == 13
+                               "test_buggy_two_envs_each_refilling_its_one_obs",
+                               "test_buggy_envs_stepped_in_a_comprehension"}, result.stdout.str()
+    assert len(outcomes(result)) == 15
     result.stdout.fnmatch_lines([
         "*a list holds one live dict 3 times (returned by parse()), changed after it was kept*",
         "*let out:  *test_user.py:* in parse",

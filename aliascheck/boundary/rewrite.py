@@ -108,6 +108,8 @@ SHAPES: tuple[Shape, ...] = (
     Shape("def f(g):\n    name = g()", ("bound",), "a call's result bound"),
     Shape("def f(g, h):\n    a, b = g(), h()", ("bound",), "calls' results bound through a tuple target"),
     Shape("def f(it):\n    name = [p for p in it]", ("bound",), "a list of the loop's own objects bound"),
+    Shape("def f(envs):\n    name = [e.step(i) for i, e in enumerate(envs)]", ("bound",),
+          "the same, through a tuple target"),
     Shape("def test_f(g, h):\n    sd = g()\n    print(sd)\n    h()", ("bound", "last_used"),
           "a test function's name read for the last time (after that statement)"),
     Shape("def f(it, np):\n    name = [np.asarray(p[:2]) for p in it]", ("bound",),
@@ -1316,12 +1318,13 @@ def _bound_value(node: ast.expr) -> bool:
     if not isinstance(node, (ast.ListComp, ast.SetComp)) or len(node.generators) != 1:
         return False
     target = node.generators[0].target
-    if not isinstance(target, ast.Name):
-        return False
+    # ``for p in ...`` or ``for i, env in enumerate(...)``: each name the loop binds
+    names = [target] if isinstance(target, ast.Name) else [
+        t for t in target.elts if isinstance(t, ast.Name)] if isinstance(target, ast.Tuple) else []
     # ``[p.detach().clone() if copy else p for p in ...]``: the items themselves, on one branch; or what
     # may view their memory (``[f[:2] for f in frames]``, ``[torch.from_numpy(f) for f in frames]``)
     elts = [node.elt.body, node.elt.orelse] if isinstance(node.elt, ast.IfExp) else [node.elt]
-    return any(_of_item(e, target.id) for e in elts)
+    return any(_of_item(e, name.id) for e in elts for name in names)
 
 
 # Calls and methods that make new memory of what they are given: their results share nothing with it.
