@@ -94,6 +94,8 @@ CHECKS: dict[str, str] = {
     "repeated": "the project's write into one object a container holds at several positions, addressed by one",
     "context default": "a task or thread reading a ContextVar's default, which every context shares, after "
                        "another one wrote into it",
+    "resubmit": "the sender giving an argument to another call, after writing it while an earlier call that was "
+                "given it still runs",
     "feed": "the feeder thread pickling the message",
     "sync": "the sender's next receive (a reply, a result): it may change the message after that",
     "cache-hit": "a later call of the cache, handing the value out again",
@@ -117,6 +119,8 @@ SERIALISED_LATE_FIX = ("put a copy on the queue (copy.deepcopy), or do not chang
                        "the worker has written it")
 SERIALISED_FIX = ("snapshot the tensors and arrays before the hand-off (t.detach().clone(), a.copy()): "
                   "the worker serialises them later")
+# A call's argument the sender wrote while the call ran, given to another call: judged for the running one.
+RESUBMITTED = "resubmit"
 KEPT_AGAIN = "kept again"  # one line keeping the very object again: a history of one object
 RECEIVER_WRITE = "receiver write"  # one receiver of a message object several took, writing into it
 CACHE_CHECKS = ("cache-hit", "cache")  # lru_cache/cache/cached_property values (plugins/caches.py)

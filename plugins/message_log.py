@@ -37,7 +37,7 @@ import aliascheck.probe as probe
 import aliascheck.records as records
 import aliascheck.sites as sites
 from aliascheck.fingerprint import fingerprint
-from aliascheck.kinds import SERIALISED, SERIALISED_LATE, SHARED_RECEIPT
+from aliascheck.kinds import RESUBMITTED, SERIALISED, SERIALISED_LATE, SHARED_RECEIPT
 from aliascheck.records import Record
 
 # The channels, as findings name their owner (aliascheck.kinds.CHANNELS says how to render them).
@@ -511,6 +511,31 @@ def _receive(key: Any, calls: bool = True) -> Record | None:
 # the hand-off. Only their bytes are judged there: what the worker does to its own containers (a key
 # it adds) is its intent, and only buffers change in place behind a reference (an optimizer's step).
 _serialising: dict[int, Record] = {}
+
+
+def _resubmitted(args: Any, kwargs: Any) -> None:
+    """This thread gives a dict or list to another call (a submit) while an earlier call it was given
+    to still runs: if this thread wrote into it since that call took it, the running call's value
+    changed under it (a sweep's one config dict set for the next weight and submitted again while the
+    first calls read it). A stop flag the sender sets for a running worker is never given again, so
+    it is not judged here. Never raises."""
+    boundary = sys.modules.get("aliascheck.boundary.runtime")
+    if boundary is None or not boundary._on:
+        return
+    try:
+        me = threading.current_thread()
+        given = [x for x in (*args, *kwargs.values()) if type(x) in (dict, list)]
+        written = [x for x in given if boundary.written_by(x, me)]
+        if not written:
+            return
+        for rec in list(_serialising.values()):
+            if rec.flagged or rec.thread is not me or rec.kind != "call":
+                continue
+            rargs, rkwargs = rec.obj
+            if any(x is y for x in written for y in (*rargs, *rkwargs.values())):
+                _judge(rec, RESUBMITTED)
+    except Exception:  # pragma: no cover - aliascheck's own bug must not break the submit
+        pass
 
 
 def running(rec: Record | None) -> int | None:

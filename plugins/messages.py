@@ -89,7 +89,9 @@ from aliascheck.plugins.message_log import (
     _received_flat,
     _recording,
     _send,
+    _resubmitted,
     _send_flat,
+    _serialising,
     _skipped,
     _synchronized,
     _unsend,
@@ -338,6 +340,8 @@ def _work_item(original: Any, store: dict[int, Record], owner: str, skip: frozen
             return
         # A process pool's call item carries the same kwargs dict (a fresh one per submit).
         _send(store, kwargs if by_kwargs else self, call, owner, _name(fn), skip, led, call=True)
+        if _serialising:
+            _resubmitted(args, kwargs)
 
     return __init__
 

@@ -166,9 +166,10 @@ def test_thread_pool_submit_a_change_before_the_work_item_starts_is_the_senders(
 
 def test_one_dict_submitted_again_is_judged_by_who_wrote_it_since_a_worker_took_it(pytester):
     """Who wrote it, for whom, for an argument given to several calls: after a worker took the dict, a
-    write by the submitting thread before the next call that gets it starts is the sender's change
-    (a sweep's one config dict changed between submits); writes by the workers themselves (a shared
-    progress dict, a found-flag the next task reads) are the state they share on purpose."""
+    write by the submitting thread is the sender's change, for a call still running when the sender
+    gives the dict to another call, and for a queued call when it starts (a sweep's one config dict
+    changed between submits); writes by the workers themselves (a shared progress dict, a found-flag
+    the next task reads) are the state they share on purpose."""
     pytester.makepyfile(test_resubmit="""
         import threading
         from concurrent.futures import ThreadPoolExecutor
@@ -211,6 +212,20 @@ def test_one_dict_submitted_again_is_judged_by_who_wrote_it_since_a_worker_took_
                 gate.set()
             assert progress["done"] == 3
 
+        def stoppable(started, gate, state):
+            started.set()
+            gate.wait(5)
+            return state["stop"]
+
+        def test_stop_flag_the_sender_sets_for_a_running_call():
+            started, gate, state = threading.Event(), threading.Event(), {"stop": False}
+            with ThreadPoolExecutor(max_workers=1) as ex:
+                future = ex.submit(stoppable, started, gate, state)
+                started.wait(5)
+                state["stop"] = True  # a control flag for the running call: never given to another one
+                gate.set()
+                assert future.result() is True
+
         def test_found_flag_written_by_a_worker():
             state = {"found": None}
             with ThreadPoolExecutor(max_workers=1) as ex:
@@ -219,11 +234,13 @@ def test_one_dict_submitted_again_is_judged_by_who_wrote_it_since_a_worker_took_
             assert state["found"] == 3
     """)
     result = pytester.runpytest(*RUN, "-rA")
-    result.assert_outcomes(passed=3, failed=1)
+    result.assert_outcomes(passed=4, failed=1)
     result.stdout.fnmatch_lines(["FAILED test_resubmit.py::test_buggy_sweep*"])
     result.stdout.fnmatch_lines([
         _literal("E   aliascheck.errors.AliasFinding: sweep (test_resubmit.py:*) sent a message it changed after "
-                 "submit: args[1]['w']: ") + "* -> 2"])  # from 1, or from 0 if the worker started late
+                 "submit: args[1]['w']: ") + "* -> *"])
+    # The first call runs (held by the gate) when the loop changes the dict and submits it again.
+    result.stdout.fnmatch_lines(["*seen by:  the sender giving an argument to another call, after writing it*"])
 
 
 def test_thread_args_a_change_before_start_is_the_senders(pytester):
