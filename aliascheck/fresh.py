@@ -94,7 +94,10 @@ def _code_text(code: types.CodeType) -> str:
 
 
 def _code_digest(fn: types.FunctionType) -> str:
-    text = _code_text(fn.__code__)
+    # As compiled without aliascheck's marks: cloudpickle pickles that code (the live class's methods
+    # are marked, the pickled and the fresh process's are not), and a mark is no change of the method.
+    rewrite = sys.modules.get("aliascheck.boundary.rewrite")
+    text = _code_text(fn.__code__ if rewrite is None else rewrite.plain_code(fn.__code__))
     if fn.__defaults__ or fn.__kwdefaults__:
         text += fingerprint((fn.__defaults__, fn.__kwdefaults__)).canonical_digest()
     return xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))[:8]

@@ -41,7 +41,7 @@ from cloudpickle import cloudpickle as _cp
 
 import aliascheck.ledger as _ledger
 import aliascheck.sites as sites
-from aliascheck.boundary.rewrite import plain_code
+from aliascheck.boundary.rewrite import RUNTIME, plain_code
 from aliascheck.config import match
 from aliascheck.diff import Change
 from aliascheck.fresh import changed_names, class_state, pickled_state, state_changes
@@ -66,6 +66,7 @@ def aliascheck_install(options: Any) -> Callable[[], None]:
     _allowed.append(allowed)
     undos = [
         _plain_code_pickled(),
+        patch(_cp, "_walk_global_ops", _no_runtime_name),
         patch(_cp, "_lookup_class_or_track", _tracking),
         patch(_cp, "_class_setstate", _checked),
         patch(_cp, "_dynamic_class_reduce", _handed_over),
@@ -91,6 +92,18 @@ def _plain_code_pickled() -> Callable[[], None]:
         return _code_reduce
 
     return patch_entry(table, types.CodeType, make)
+
+
+def _no_runtime_name(original: Any) -> Any:
+    """The global names a code object reads, as compiled without marking: marked code reads the runtime
+    through builtins under a name no program can write (``@aliascheck``), which the function's globals
+    never hold."""
+
+    @functools.wraps(original)
+    def _walk_global_ops(code: Any) -> Any:  # looked up by _extract_code_globals at each call
+        return (name for name in original(code) if name != RUNTIME)
+
+    return _walk_global_ops
 
 
 def _tracking(original: Any) -> Any:
@@ -123,8 +136,10 @@ def _checked(original: Any) -> Any:
             return original(obj, state)
         result = original(obj, state)
         # Only what the pickle overwrote with another value, shown as it ended up: a
-        # write by another thread to an attribute the pickle left equal is not loads'.
-        reset = changed_names(before, written)
+        # write by another thread to an attribute the pickle left equal is not loads'. An attribute
+        # the live class lacked is added, not reset (copyreg's __slotnames__ cache, a method the
+        # sender added to the class it sent).
+        reset = [name for name in changed_names(before, written) if name in before]
         _report(led, obj, state_changes(before, class_state(obj, reset), reset) if reset else [])
         return result
 

@@ -2034,6 +2034,36 @@ def test_an_attribute_appended_and_written_by_the_same_function_is_a_history(pyt
         "*self.history holds one live list * times (written by the code that keeps it)*"], consecutive=False)
 
 
+def test_the_projects_write_into_an_indexs_keys_is_its_own(pytester: pytest.Pytester) -> None:
+    """markdown's ``InlineProcessor.run`` (differential run, markdown 3.11.3): a child -> parent map of
+    a tree's elements kept in an attribute at each run, then the project changes the elements. The
+    map's fingerprint reads into its keys and values; the project wrote them, so the map changed by
+    the project's hand: not a finding."""
+    result = run(pytester, """
+        import xml.etree.ElementTree as etree
+
+        class Inline:
+            def run(self, tree):
+                self.parent_map = {c: p for p in tree.iter() for c in p}
+                for child in list(tree):
+                    child.insert(0, etree.Element("em"))
+                return tree
+
+        def tree(text):
+            root = etree.Element("div")
+            etree.SubElement(root, "p").text = text
+            return root
+
+        proc = Inline()
+
+        def test_converted_twice():
+            proc.run(tree("a"))
+            proc.run(tree("b"))
+    """)
+    assert flagged(result) == set()
+    assert len(outcomes(result)) == 1
+
+
 def test_a_project_modules_function_called_by_attribute_is_known_before_the_call(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """``helper.work(xs)``: the callee is read from the module's dict (no ``__getattr__``), so a call

@@ -361,3 +361,57 @@ def test_a_function_pickled_by_value_runs_where_aliascheck_does_not(pytester: py
     pytester.makeconftest("import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
     result = pytester.runpytest_subprocess(*RUN)
     result.assert_outcomes(passed=1)
+
+
+def test_marked_classes_sent_again_and_introspected_are_as_without_aliascheck(pytester: pytest.Pytester) -> None:
+    """What cloudpickle's own suite does with classes the marking touched (differential run,
+    cloudpickle 3.1.2): a local class whose method is marked, round-tripped in one process, is
+    not reset (its method is compared as compiled without marks); an attribute the live class
+    lacked is added, not reset (copyreg's ``__slotnames__`` cache, a method the sender added);
+    and ``_extract_code_globals`` of marked code names only the program's globals."""
+    pytester.makepyfile(test_cp=textwrap.dedent('''
+        import multiprocessing
+        import pickle
+        from concurrent.futures import ProcessPoolExecutor
+
+        import cloudpickle
+        from cloudpickle.cloudpickle import _extract_code_globals
+
+        GLOBAL = {}
+        _kept = []
+
+        def writer():
+            GLOBAL["k"] = 1
+
+        def load_and_keep(data):
+            obj = pickle.loads(data)
+            _kept.append(obj)
+            return obj.__name__ if isinstance(obj, type) else type(obj).__name__
+
+        def test_local_class_with_a_marked_method_round_tripped():
+            class SomeClass:
+                def __init__(self, x):
+                    self.x = x
+                    self.seen = []
+                    self.seen.append(x)
+
+            assert pickle.loads(cloudpickle.dumps(SomeClass(1))).x == 1
+
+        def test_class_sent_again_with_what_was_added_to_it():
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as ex:
+                ex.submit(len, "").result()
+
+                class A:
+                    pass
+
+                assert ex.submit(load_and_keep, cloudpickle.dumps(A)).result() == "A"
+                assert ex.submit(load_and_keep, cloudpickle.dumps(A())).result() == "A"  # A.__slotnames__
+                A.echo = lambda self, x: x
+                assert ex.submit(load_and_keep, cloudpickle.dumps(A)).result() == "A"
+
+        def test_code_globals_of_marked_code():
+            assert set(_extract_code_globals(writer.__code__)) == {"GLOBAL"}
+    '''))
+    result = pytester.runpytest_subprocess(*RUN, "-p", "no:randomly")
+    result.assert_outcomes(passed=3)
+    result.stdout.no_fnmatch_line("*class-reset*")

@@ -1869,6 +1869,16 @@ def _by_project(rec: Record, epoch: int) -> bool:
     if any(written.get(id(p), -1) >= epoch and (producer is None or writers.get(id(p)) != producer)
            and not _another_receivers_write(p, keep) for p in parts):
         return True
+    # The objects those containers hold (an index's keys and values, ``{child: parent}`` of a tree's
+    # elements): the fingerprint reads into them, so the project's write into one changed the value.
+    # Asked only of a changed value, at C speed.
+    try:
+        held = gc.get_referents(*[p for p in parts if type(p) in _PLAIN_OR_TUPLE])
+    except Exception:
+        held = []
+    if any(written.get(id(p), -1) >= epoch and (producer is None or writers.get(id(p)) != producer)
+           and not _another_receivers_write(p, keep) for p in held if type(p) not in mutability.ATOMS):
+        return True
     return bool(_test.written_memory) and _written_through_memory(rec, epoch)
 
 
