@@ -47,6 +47,7 @@ class Suite:
     needs: tuple[str, ...] = ()  # what its tests import besides pytest
     upstream: tuple[str, ...] = ()  # paths the sdist lacks: copied from --source NAME=DIR
     tag: str = ""  # where --source is a git dir: git archive TAG
+    build: tuple[str, ...] = ()  # constraints its own build needs (PIP_CONSTRAINT while it is installed)
 
 
 SUITES = {s.name: s for s in [
@@ -114,6 +115,28 @@ SUITES = {s.name: s for s in [
     Suite("cattrs", "26.2.1", ("tests",), needs=("hypothesis", "immutables", "pytest-benchmark", "msgspec", "pyyaml",
                                                  "pymongo", "ujson", "orjson", "msgpack", "tomlkit", "cbor2")),
     Suite("inflect", "7.6.0", ("inflect", "tests"), needs=("pygments",)),
+    # libraries that pickle code by value, parse and render text, or build modules and classes at run time
+    # cloudpickle's sdist has no tests (--source cloudpickle=GIT_DIR; its tox.ini's addopts -s: 3 tests pickle
+    # sys.stdout), and its [tool.flit.metadata] table needs flit_core<4 to build; the pythonpath is tox's (the
+    # _cloudpickle_testpkg its tests import)
+    Suite("cloudpickle", "3.1.2", ("-o", "pythonpath=tests/cloudpickle_testpkg", "tests"),
+          needs=("psutil", "tornado", "numpy"), upstream=("tests", "tox.ini"), tag="v3.1.2", build=("flit_core<4",)),
+    Suite("packaging", "26.3", ("tests",), needs=("hypothesis", "pretend", "tomli_w")),
+    # its test_legacy.py sets simplefilter("error") at import, for the whole collection: collected last (its
+    # developers run unittest), else test_md_in_html.py's TestSuite warning is a collection error
+    Suite("markdown", "3.11.3", ("tests/test_syntax", "tests/test_apis.py", "tests/test_extensions.py",
+                                 "tests/test_meta.py", "tests/test_legacy.py"), needs=("pyyaml",)),
+    Suite("tabulate", "0.10.0", ("--doctest-modules", "--ignore=benchmark", "tabulate", "test"),
+          needs=("wcwidth", "numpy")),  # as its tox.ini (no pandas: those tests skip)
+    # its [tool.pytest] table (pytest 9's) is not one find_config reads: its addopts and filterwarnings given here
+    Suite("humanize", "4.17.0", ("--doctest-modules", "-W", "error", "src", "tests"),
+          needs=("freezegun", "pytest-codspeed")),
+    # its tests/test_complexity.py times glob() with big-O (marked flaky): a fit now and then fails, plain too
+    Suite("zipp", "4.1.2", ("zipp", "tests"), needs=("jaraco.itertools", "jaraco.functools", "more_itertools",
+                                                     "big-O", "pytest-ignore-flaky", "jaraco.test")),
+    Suite("six", "1.17.0", ("test_six.py",)),
+    # jmespath 1.1.0 is not here: its sdist's tests lack __init__.py and compliance/ (and no upstream tag 1.1.0)
+    Suite("inflection", "0.5.1", ("test_inflection.py",)),
 ]}
 CONFIGS = {"pytest.ini": "", "pyproject.toml": "[tool.pytest.ini_options]", "tox.ini": "[pytest]",
            "setup.cfg": "[tool:pytest]"}  # pytest's own order
@@ -130,7 +153,7 @@ def unpack(suite: Suite, work: Path, source: Path | None) -> Path:
     root, cache = work / suite.name, work / "cache"
     if not root.is_dir():
         sh(sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-           f"{suite.name}=={suite.version}", "-d", cache)
+           f"{suite.name}=={suite.version}", "-d", cache, env=_build_env(suite, work))
         stem = re.sub(r"[-_.]+", "[-_.]", suite.name) + re.escape(f"-{suite.version}.tar.gz")
         archive = next((p for p in cache.iterdir() if re.fullmatch(stem, p.name, re.I)), None)
         if archive is None:
@@ -171,16 +194,28 @@ def plugin_tree(rev: str | None, work: Path) -> tuple[Path, str]:
 def ensure_venv(suite: Suite, root: Path, work: Path, plugin: Path, reinstall: bool) -> Path:
     venv = work / f"venv-{suite.name}"
     py, stamp, constraints = venv / "bin" / "python", venv / ".differential-stamp", ROOT / "constraints.txt"
-    key = json.dumps([str(plugin), str(root), suite.needs, constraints.read_text()])
+    key = json.dumps([str(plugin), str(root), suite.needs, suite.build, constraints.read_text()])
     if not reinstall and py.exists() and stamp.is_file() and stamp.read_text() == key:
         return py
     print(f"  installing into {venv}", flush=True)
     sh(sys.executable, "-m", "venv", "--clear", venv)
     pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-c", constraints]
     sh(*pip, "-e", plugin, "pytest", "pytest-timeout", *suite.needs)
-    sh(*pip, "-e", root)  # last, so the library's code is the unpacked tree (even where a dependency needs it)
+    # last, so the library's code is the unpacked tree (even where a dependency needs it)
+    sh(*pip, "-e", root, env=_build_env(suite, work))
     stamp.write_text(key)
     return py
+
+
+def _build_env(suite: Suite, work: Path) -> dict[str, str] | None:
+    """The environment for pip steps that build the library: its build constraints as PIP_CONSTRAINT (pip's
+    isolated build environment reads only that), or None (inherited)."""
+    if not suite.build:
+        return None
+    work.mkdir(parents=True, exist_ok=True)
+    build = work / f"build-{suite.name}.txt"
+    build.write_text("\n".join(suite.build) + "\n")
+    return {**os.environ, "PIP_CONSTRAINT": str(build)}
 
 
 def find_config(root: Path) -> Path | None:
