@@ -542,6 +542,12 @@ def kept(keeper: Any, value: Any, site: int, named: bool = False, attr: str | No
         if not _buffer_type(kind) and gate._hashed_as_type(kind):
             OWN.add(kind)  # the marked code no longer calls for one kept into what nobody watches
         return  # the project's own object, kept elsewhere by the project
+    if not _data(value) and not issubclass(kind, tuple) and gate._hashed_as_type(kind):
+        # Never recorded when kept (_keep): a handle (a tree's element, a client, a lock), neither a
+        # container of data nor memory. The marked code no longer calls for one kept into what nobody
+        # watches (markdown's InlineProcessor indexing each element it makes: 171k calls in its suite).
+        OWN.add(kind)
+        return
     if source in FED:  # a loop over the project's own generator
         last = _test.seen.get(site)
         if last is None or not last.holds(value):  # not a history of one object: nothing to record
