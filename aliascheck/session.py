@@ -139,6 +139,8 @@ class Session:
             found = led.drain()
         finally:
             _module("aliascheck.sites").release_test_frames()
+            if self.options.boundary == "on":
+                _module("aliascheck.boundary.runtime").end()
             self._absorb()
             led.end()
         found += self._from_children(led.test)

@@ -2299,6 +2299,17 @@ def judge_all(check: str = "teardown") -> None:
 
 
 def begin() -> None:
+    """A test begins: the per-test state is new."""
+    _reset()
+
+
+def end() -> None:
+    """The test's checks are done (:func:`judge_all` ran): nothing of it stays held, its frame (a name
+    keeper) and its kept values included, so that its fixtures' teardown sees what the program let go of."""
+    _reset()
+
+
+def _reset() -> None:
     global _test
     _test = _Test()
     _publish()

@@ -986,3 +986,26 @@ def locals_seen_through_a_chain(obj: Counted) -> list[str]:
     holder = argparse.Namespace(tb=traceback)
     stack = holder.tb.StackSummary.extract(holder.tb.walk_stack(frame), limit=1, capture_locals=True)
     return sorted(stack[0].locals)
+
+
+# -- what a fixture's teardown sees of the test's objects ---------------------------------------------
+
+
+class Conn:
+    """A resource a leak-check fixture counts: every instance alive is in ``LIVE_CONNS``."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.buf = np.zeros(4)
+        self.stats = {"n": 0}
+        LIVE_CONNS.add(self)
+
+    def state_dict(self) -> dict:
+        return {"buf": self.buf, "stats": dict(self.stats)}
+
+    def load_state_dict(self, sd: dict) -> None:
+        self.buf[...] = sd["buf"]
+
+
+LIVE_CONNS: weakref.WeakSet[Conn] = weakref.WeakSet()
