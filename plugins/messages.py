@@ -38,6 +38,7 @@ gave out.
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures._base as _cf_base
 import concurrent.futures.process as _cf_process
 import concurrent.futures.thread as _cf_thread
@@ -397,9 +398,21 @@ def _started_with(original: Any, owner: str, skip: frozenset[str], own_kwargs: b
         except Exception as exc:
             judge.internal(led, owner, exc)
             return
-        _send(_received, self, call, owner, name, skip, led, call=True)
+        rec = _send(_received, self, call, owner, name, skip, led, call=True)
+        if rec is not None:
+            # An empty container given to the thread or process is filled for it before start() (``jobs =
+            # []; Thread(target=work, args=(jobs,)); jobs.extend(...); start()``): prepared, not changed.
+            # A value it held at construction, changed before start(), is what the child did not expect.
+            args, kwargs = call
+            empty = (*(f"[0][{i}]" for i, a in enumerate(args) if type(a) in _FILLED and not a),
+                     *(f"[1][{k!r}]" for k, v in kwargs.items() if type(v) in _FILLED and not v))
+            if empty:
+                rec.exclude = (*rec.exclude, *empty)
 
     return __init__
+
+
+_FILLED = (list, dict, set, collections.deque, bytearray)  # exact types: their emptiness is read at C level
 
 
 def _name(fn: Any) -> str:

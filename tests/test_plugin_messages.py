@@ -266,9 +266,17 @@ def test_thread_args_a_change_before_start_is_the_senders(pytester):
 
         def test_fixed():
             assert start_all(copy=True) == [0, 1, 2]
+
+        def test_an_empty_list_filled_for_the_thread_before_start():
+            jobs, out = [], []
+            t = threading.Thread(target=lambda js: out.extend(j * 2 for j in js), args=(jobs,))
+            jobs.extend([1, 2, 3])  # prepared for this thread: it can read nothing before start()
+            t.start()
+            t.join()
+            assert out == [2, 4, 6]
     """)
     result = pytester.runpytest(*RUN)
-    result.assert_outcomes(passed=1, failed=1)
+    result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines([
         _literal("E   aliascheck.errors.AliasFinding: start_all (test_thread.py:10) sent a message it changed "
         "after Thread(args=...): args[0]['shard']: 0 -> 2"),
