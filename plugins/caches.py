@@ -39,6 +39,7 @@ errors, and the user's exceptions pass through unchanged.
 
 from __future__ import annotations
 
+import collections
 import copy as _copy
 import dataclasses
 import functools
@@ -122,6 +123,8 @@ class _Table:
         self.opaque: set[str] = set()  # owners already said to be unverifiable
 
 
+# What a call with no arguments may return and still hand out as data: a container, or a tuple holding one.
+_CONTAINERS = (dict, list, set, bytearray, tuple, collections.deque)
 _tables: weakref.WeakKeyDictionary[Any, _Table] = weakref.WeakKeyDictionary()
 _tables_lock = threading.RLock()  # reentrant: see message_log._lock
 _last: tuple[Any, _Table | None] = (None, None)  # the last ledger asked for and its table: one read per hit
@@ -156,12 +159,15 @@ class _Cache:
         self.judged: dict[int, None] = {}  # ids of judged values, oldest first
         self.lock = threading.RLock()  # reentrant: see message_log._lock
 
-    def stored(self, value: Any) -> None:
-        """The cache just made *value*: a result is judged, a store is not."""
+    def stored(self, value: Any, keyed: bool = True) -> None:
+        """The cache just made *value*: a result is judged, a store is not. Not *keyed* (a call with no
+        arguments): an instance is the process's one object of its kind (``@lru_cache def get_settings():
+        return Settings()``, configured in place on purpose), a container is still a result."""
         key = id(value)
         with self.lock:
             self.judged.pop(key, None)
-            if mutability.plain_data(value) and not judge.is_store(value):
+            if (mutability.plain_data(value) and not judge.is_store(value)
+                    and (keyed or issubclass(type(value), _CONTAINERS))):
                 if len(self.judged) >= MAX_KEYS:
                     self.judged.pop(next(iter(self.judged)))
                 self.judged[key] = None
@@ -214,7 +220,7 @@ def _watched(cached: Any, fn: Any, kind: str, hooked: bool) -> Any:
         if not judge.constant(result):
             try:
                 if misses >= 0 and info().misses != misses:
-                    cache.stored(result)
+                    cache.stored(result, bool(args or kwargs))
                 cache.handed_out(led, args, kwargs, result)
             except Exception:  # pragma: no cover - aliascheck's own failure must not reach the caller
                 pass
@@ -235,7 +241,7 @@ def _computing(fn: Any, holder: list[_Cache]) -> Any:
         result = fn(*args, **kwargs)
         if holder and not judge.constant(result):
             try:
-                holder[0].stored(result)
+                holder[0].stored(result, bool(args or kwargs))
             except Exception:  # pragma: no cover - unhashable keys raise in the C cache first
                 pass
         return result

@@ -139,6 +139,49 @@ def test_a_cached_empty_container_is_a_store_not_a_result(pytester):
     pytester.runpytest(*ARGS).assert_outcomes(passed=2)
 
 
+def test_a_zero_argument_cache_of_one_instance_is_the_processs_object(pytester):
+    """``@lru_cache def get_settings(): return Settings()`` (FastAPI's idiom): the one settings object,
+    configured in place on purpose. The same edit of an instance a keyed cache made, and of a list a
+    zero-argument cache returns (the corpus's sktime#6451), are findings."""
+    pytester.makepyfile(app="""
+        import dataclasses
+        import functools
+
+        @dataclasses.dataclass
+        class Settings:
+            debug: bool = False
+
+        @functools.lru_cache
+        def get_settings():
+            return Settings()
+
+        @functools.lru_cache
+        def settings_for(env):
+            return Settings()
+
+        @functools.cache
+        def changed_packages():
+            return ["numpy", "pandas"]
+    """, test_it="""
+        from app import changed_packages, get_settings, settings_for
+
+        def test_singleton_configured():
+            get_settings().debug = True
+            assert get_settings().debug
+
+        def test_keyed_instance_edited():
+            settings_for("prod").debug = True
+            assert settings_for("prod").debug
+
+        def test_zero_argument_list_edited():
+            changed_packages().remove("pandas")
+            assert changed_packages() == ["numpy"]
+    """)
+    result = pytester.runpytest(*ARGS, "-rA")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["PASSED test_it.py::test_singleton_configured*"])
+
+
 def test_a_cached_collection_of_objects_is_judged_by_which_objects_it_holds(pytester):
     """A cache of references (executing's ``statements_at_line``: a set of AST nodes it annotates later)
     hands out the objects themselves: an object that owns its state changing inside a cached set is its
