@@ -377,6 +377,66 @@ def test_project_to_library(pytester: pytest.Pytester, lib: None) -> None:
     ], consecutive=False)
 
 
+LIBRARY_HOLDS_FOR_A_LATER_CALL = """
+    import contextlib
+    import dataclasses
+    import weakref
+
+    import mylib
+
+    def report(stats):
+        return dict(stats)
+
+    class Resource:
+        pass
+
+    @dataclasses.dataclass(frozen=True)
+    class Point:
+        x: int
+
+        def __post_init__(self):
+            cache = {}
+            object.__setattr__(self, "_cache", cache)  # the frozen dataclass's own attribute store
+            cache["norm"] = abs(self.x)
+
+    def test_exit_stack_callback_reads_the_stats_live():
+        stats = {"n": 0}
+        with contextlib.ExitStack() as stack:
+            stack.callback(report, stats)
+            stats["n"] += 1
+
+    def test_finalizer_reads_the_stats_live():
+        res, stats = Resource(), {"n": 0}
+        weakref.finalize(res, report, stats)
+        stats["n"] += 1
+        del res
+
+    def test_monkeypatch_setitem_of_an_existing_key(monkeypatch):
+        d = {"a": 1}
+        monkeypatch.setitem(d, "a", 2)
+        d["b"] = 3
+
+    def test_object_setattr_in_a_frozen_dataclass():
+        assert Point(-2)._cache == {"norm": 2}
+
+    def test_store_keeps_config_then_changed():
+        store = mylib.Store()
+        cfg = {"lr": 0.1}
+        store.keep(cfg)
+        cfg["lr"] = 0.2
+"""
+
+
+def test_what_a_library_holds_for_a_later_call_or_an_undo_is_no_record(pytester: pytest.Pytester, lib: None) -> None:
+    """*Handed* needs a library that kept the value as a record of the past. A call given a function
+    among its arguments keeps the others for that later call, which reads them live (``ExitStack.callback``,
+    ``weakref.finalize``); pytest's ``monkeypatch`` keeps what it set to undo it; ``object.__setattr__`` is
+    the attribute store itself. A library's ``keep(cfg)`` of a config then changed is still a finding."""
+    result = run(pytester, LIBRARY_HOLDS_FOR_A_LATER_CALL)
+    assert flagged(result) == {"test_store_keeps_config_then_changed"}
+    assert len(outcomes(result)) == 5
+
+
 
 
 def test_an_exception_keeping_its_arguments_is_the_projects_own_object(pytester: pytest.Pytester) -> None:

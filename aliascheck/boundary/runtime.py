@@ -2528,9 +2528,29 @@ def _kept_by(func: Any, obj: Any) -> bool:
     A tensor given to a module's method (``register_buffer``, ``register_parameter``) becomes the
     module's live state, which the project updates on purpose: not looked at. A load through a
     state protocol is the ledger's handover (rule Loads)."""
-    if not _library(func) or _callee_name(func) in _PROTOCOL:
+    if not _library(func) or _callee_name(func) in _PROTOCOL or _attribute_store(func):
         return False
     return not (mutability.is_buffer(obj) and _module(_callee_parts(func)[0]))
+
+
+_SLOTS = (types.WrapperDescriptorType, types.MethodWrapperType)
+
+
+def _attribute_store(func: Any) -> bool:
+    """``object.__setattr__(self, "_cache", cache)`` (a frozen dataclass's own ``__init__``),
+    ``super().__setattr__(...)``: the attribute store itself, as the builtin ``setattr`` is, and no
+    library keeping a record. Told by the callee's C type, then its C-level name."""
+    return type(func) in _SLOTS and func.__name__ in ("__setattr__", "__setitem__")
+
+
+# What schedules a later call when given among a call's arguments: the call keeps the other arguments
+# for it (``stack.callback(report, stats)``, ``atexit.register(flush, buf)``, ``weakref.finalize(o,
+# close, conn)``), and that call reads them live, as a direct call would: no record of the past.
+_DEFERRED = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, functools.partial)
+
+
+def _deferred_call(args: tuple[Any, ...], obj: Any) -> bool:
+    return any(type(a) in _DEFERRED and a is not obj for a in args)
 
 
 def before(site: int, argsets: tuple[tuple[Any, ...], ...], callees: tuple[Any, ...] = ()) -> None:
@@ -2645,7 +2665,7 @@ def after(site: int, calls: tuple[tuple[Any, tuple[Any, ...]], ...], result: Any
         # can say (a property on the way), nothing is judged.
         func = calls[i][0] if calls[i][0] is not None else found[i] if i < len(found) else None
         if (func is not None and count > was and not _explained(result, obj) and _kept_by(func, obj)
-                and _captured_by_harness(obj) < count - was):
+                and not _deferred_call(calls[i][1], obj) and _captured_by_harness(obj) < count - was):
             # The call that kept a dict wrote keys into it (an optimizer's param group filled with its
             # defaults): the library took it as its own live settings, not as a record of the past.
             _handed(obj, func, site, i, j, path, was, count - was, filled=size >= 0 and len(obj) != size)
@@ -2778,7 +2798,8 @@ _PROTOCOL = frozenset(STATE_METHODS + LOAD_METHODS)
 # processes) or is not keeping at all (a mock records every call's arguments).
 # heapq and bisect keep nothing themselves: they place the item into the caller's own list.
 _OTHERS = ("queue", "_queue", "multiprocessing", "concurrent.futures", "threading", "asyncio", "unittest.mock",
-           "pickle", "_pickle", "copy", "functools", "heapq", "_heapq", "bisect", "_bisect")
+           "pickle", "_pickle", "copy", "functools", "heapq", "_heapq", "bisect", "_bisect",
+           "_pytest", "pytest")  # the test harness: monkeypatch keeps what it set to undo it, no record
 _others: dict[str, bool] = {}
 
 
