@@ -240,6 +240,30 @@ def maintained(cls: type, name: str, getter: Any) -> bool:
     return known
 
 
+_instance_free_cache: dict[Any, bool] = {}
+
+
+def instance_free(getter: Any) -> bool:
+    """Whether a ``cached_property``'s getter never reads its instance (``return {"n": 0}``, ``return
+    []``): its value is an attribute the instance creates at first use and owns, as if ``__init__`` had
+    set it, not a value derived from the instance that an edit would put out of step. Read from the
+    code as compiled without marks, once per code object."""
+    if type(getter) is not types.FunctionType:
+        return False
+    code = getter.__code__
+    known = _instance_free_cache.get(code)
+    if known is None:
+        rewrite = sys.modules.get("aliascheck.boundary.rewrite")
+        plain = rewrite.plain_code(code) if rewrite is not None else code
+        me = plain.co_varnames[0] if plain.co_argcount else None
+        known = me is not None and me not in plain.co_cellvars and not any(
+            (ins.opname.startswith("LOAD_FAST") or ins.opname == "DELETE_FAST")
+            and (ins.argval == me or (type(ins.argval) is tuple and me in ins.argval))
+            for ins in dis.get_instructions(plain))
+        _instance_free_cache[code] = known
+    return known
+
+
 def _codes(value: Any, getter: Any) -> list[Any]:
     found = []
     for fn in (value, getattr(value, "__func__", None), getattr(value, "fget", None), getattr(value, "fset", None),

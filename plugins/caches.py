@@ -325,7 +325,7 @@ def _computed(led: Any, prop: Any, instance: Any, value: Any) -> None:
     if not name or not mutability.plain_data(value) or judge.is_store(value) or not _in_scope(prop.func):
         return
     cls = type(instance)
-    if judge.maintained(cls, name, prop.func):
+    if judge.maintained(cls, name, prop.func) or judge.instance_free(prop.func):
         return
     table = _for(led)
     key = (id(instance), name)

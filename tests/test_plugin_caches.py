@@ -223,7 +223,9 @@ def test_a_cached_collection_of_objects_is_judged_by_which_objects_it_holds(pyte
 def test_a_cached_value_overridden_by_monkeypatch_is_the_tests_override(pytester):
     """FastAPI's settings pattern: ``monkeypatch.setattr(get_settings(), "debug", True)`` (or ``setitem``)
     overrides a cached value for one test, and pytest undoes it at the test's teardown: the harness's
-    override, not a caller's edit. The same write made by the test itself is a finding (buggy twin)."""
+    override, not a caller's edit. The same write made by the test itself into the dict a cache hands
+    every caller is a finding (buggy twin; the settings instance a zero-argument cache made is the
+    process's one object, configured in place)."""
     pytester.makepyfile(config="""
         import dataclasses
         import functools
@@ -250,14 +252,14 @@ def test_a_cached_value_overridden_by_monkeypatch_is_the_tests_override(pytester
             monkeypatch.setitem(limits(), "rate", 1)
             assert limits()["rate"] == 1
 
-        def test_debug_set_by_the_test():
-            get_settings().debug = True
-            assert get_settings().debug
-            get_settings().debug = False
+        def test_rate_set_by_the_test():
+            limits()["rate"] = 1
+            assert limits()["rate"] == 1
+            limits()["rate"] = 10
     """)
     result = pytester.runpytest(*ARGS, "-rA", "-p", "no:randomly")
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["FAILED test_it.py::test_debug_set_by_the_test*"])
+    result.stdout.fnmatch_lines(["FAILED test_it.py::test_rate_set_by_the_test*"])
 
 
 def test_caches_made_inside_the_test_are_watched(pytester):
@@ -411,6 +413,41 @@ def test_cached_property_memos_and_maintained_values_are_clean(pytester):
                 Slotted().value
     """)
     pytester.runpytest(*ARGS).assert_outcomes(passed=3)
+
+
+def test_a_cached_property_that_never_reads_its_instance_is_a_lazily_created_attribute(pytester):
+    """``@cached_property def stats(self): return {"n": 0}``: the instance's own attribute, created at
+    first use (as ``__init__`` would have), edited by whoever holds the instance. A value derived from
+    the instance (``Report.totals``) edited by a caller is still a finding."""
+    pytester.makepyfile(shapes=SHAPES, emitter="""
+        from functools import cached_property
+
+        class Emitter:
+            @cached_property
+            def listeners(self):
+                return []
+
+            @cached_property
+            def stats(self):
+                return {"emitted": 0}
+    """, test_it="""
+        from emitter import Emitter
+        from shapes import Report
+
+        def test_lazily_created_attributes_edited():
+            em = Emitter()
+            em.listeners.append(print)
+            em.stats["emitted"] += 1
+            assert em.stats == {"emitted": 1}
+
+        def test_derived_value_edited():
+            report = Report([1, 2])
+            report.totals["sum"] = 0
+            assert report.totals["sum"] == 0
+    """)
+    result = pytester.runpytest(*ARGS, "-rA", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_it.py::test_derived_value_edited*"])
 
 
 def test_a_recomputed_cached_property_value_is_judged_afresh(pytester):
