@@ -342,6 +342,9 @@ class _Test:
         self.holds: dict[int, int] = {}  # id of a keeper -> how many records refer to it
         # Found at a next keep, reported at the end: (record, changes, check, where it sat).
         self.pending: list[tuple[Record, list[Change], str, str]] = []
+        # a keep site -> (the memory span its last kept array, tensor or memoryview viewed, how many
+        # keeps in a row viewed that span): told in a report when those values are gone (held weakly)
+        self.memory_keeps: dict[int, tuple[tuple[int, int], int]] = {}
         self.again: Any = None  # the keeper of a keep of the very object its line kept last, while judged
 
     # The facts the rules Kept and Handed (aliascheck.boundary.rules) decide on.
@@ -1530,7 +1533,14 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
             # An attribute: judged only while its object still holds it (rule Kept), so it is found
             # again through that object, and dies with it (``self.items = [lib.Item()]``).
             rec.keeper, rec.obj = _ThroughAttribute(keep.ref, key, value), None
+        elif how == "item" and _memory_type(type(value)) and _weak(type(value)):
+            # An array, tensor or memoryview kept as an item: held weakly, so that it dies when its keeper
+            # lets go of it (``keep.clear()``) and its memory's owner can be resized again, as plain.
+            rec.keeper, rec.obj = weakref.ref(value), None
         t.records.append(rec)
+    if _memory_type(type(value)) and (span := _address(value)):
+        was, count = t.memory_keeps.get(site, (None, 0))
+        t.memory_keeps[site] = (span, count + 1 if was == span else 1)
     watched = _watch(value)
     if producer is not None:  # whose writes these are decides (rule who wrote it, for whom)
         t.produced.update(watched)
@@ -2117,8 +2127,17 @@ def _same_memory_count(rec: Record) -> int:
     mine = _address(rec.obj) if _memory_type(type(rec.obj)) else None
     if not mine:
         return 1
-    return sum(1 for r in _test.records if r.kind == "kept" and r.adopter.site == keep.site
-               and _memory_type(type(r.obj)) and _address(r.obj) == mine)
+    alive = sum(1 for r in _test.records if r.kind == "kept" and r.adopter.site == keep.site
+                and _memory_type(type(one := _held_value(r))) and _address(one) == mine)
+    span, count = _test.memory_keeps.get(keep.site, (None, 0))
+    return max(alive, count if span == mine else 0)
+
+
+def _held_value(rec: Record) -> Any:
+    """A kept record's value: held, or (held weakly) while it is alive; None once it died."""
+    if rec.obj is not None or rec.keeper is None:
+        return rec.obj
+    return rec.keeper()
 
 
 def _position(rec: Record) -> str:

@@ -857,6 +857,32 @@ def resized_after_a_keep_let_go() -> tuple[int, int]:
     return weak, array.shape[0]
 
 
+def resized_after_its_kept_views_let_go() -> list[int]:
+    """Views of an array kept in a list, the list cleared (or dropped, or popped), then the array
+    resized: nothing refers to the array but its name once the views are gone."""
+    import numpy as np
+
+    sizes = []
+    for let_go in ("clear", "del", "pop", "loop"):
+        array = np.arange(4.0)
+        keep = []
+        if let_go == "loop":
+            for i in range(2):
+                keep.append(array[i:])
+                keep.clear()
+        else:
+            keep.append(array[1:])
+            if let_go == "clear":
+                keep.clear()
+            elif let_go == "pop":
+                keep.pop()
+            else:
+                del keep
+        array.resize(8)
+        sizes.append(array.size)
+    return sizes
+
+
 def keyed(src, key=None):
     """boltons' ``iterutils.redundant``: a name bound only on one branch, called only on that branch."""
     if key is not None:

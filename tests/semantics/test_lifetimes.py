@@ -124,3 +124,4 @@ def test_an_array_is_resized_in_place_as_it_would_be_plain() -> None:
         pytest.skip("a tracer is on (coverage): ndarray.resize refuses plain too")
     assert p.grown(5) == [0.0, 1.0, 2.0, 3.0, 4.0]
     assert p.resized_after_a_keep_let_go() == (0, 8)
+    assert p.resized_after_its_kept_views_let_go() == [8, 8, 8, 8]
