@@ -46,13 +46,21 @@ is_atom(PyTypeObject *kind)
     return 0;
 }
 
-/* 1: every item is an atom or an object of the project's own type (see keep); 0: not; -1: an error. */
+/* 1: every item is an atom, an object of the project's own type (see keep), or an empty list, dict or
+ * set nothing else refers to (``{"i": i, "tags": []}``: new, only this container holds it); 0: not;
+ * -1: an error. */
 static int
 atoms_or_own(PyObject *const *items, Py_ssize_t n)
 {
     for (Py_ssize_t i = 0; i < n; i++) {
         PyTypeObject *kind = Py_TYPE(items[i]);
         if (is_atom(kind)) {
+            continue;
+        }
+        if (Py_REFCNT(items[i]) == 1
+                && ((kind == &PyList_Type && PyList_GET_SIZE(items[i]) == 0)
+                    || (kind == &PyDict_Type && PyDict_GET_SIZE(items[i]) == 0)
+                    || (kind == &PySet_Type && PySet_GET_SIZE(items[i]) == 0))) {
             continue;
         }
         int r = own != NULL && PySet_GET_SIZE(own) ? type_in_own(kind) : 0;

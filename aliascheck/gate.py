@@ -93,12 +93,18 @@ def _hashed_as_type(kind: type) -> bool:
     return meta is type or meta.__hash__ is type.__hash__
 
 
-def _atoms_or_own(items: Any) -> bool:
-    """Every item an atom, or an object of the project's own type (``OWN``)."""
+def _atoms_or_own(items: Any, _getrefcount: Any = sys.getrefcount) -> bool:
+    """Every item an atom, an object of the project's own type (``OWN``), or an empty list, dict or set
+    nothing else refers to (``{"i": i, "tags": []}``: new, only this container holds it)."""
     ids = _ATOM_IDS
-    for kind in map(type, items):
-        if id(kind) not in ids and not (_OWN and _hashed_as_type(kind) and kind in _OWN):
-            return False
+    for item in items:
+        kind = type(item)
+        if id(kind) in ids or (_OWN and _hashed_as_type(kind) and kind in _OWN):
+            continue
+        # The container's slot, this loop's name, getrefcount's argument (the compiled gate counts 1).
+        if (kind is list or kind is dict or kind is set) and not item and _getrefcount(item) <= 3:
+            continue
+        return False
     return True
 
 

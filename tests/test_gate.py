@@ -117,7 +117,8 @@ def test_an_object_of_a_project_type_learnt_is_asked_only_about_its_keeper(both:
         assert not state.impl.keep(node, keeper) and state.impl.keep(odd, keeper)
         # A short list of atoms and such objects that only the keeper holds is the project's structure too.
         assert not state.impl.keep([_Node(), 1, "a"], keeper) and state.impl.keep([_Odd(), 1], keeper)
-        assert not state.impl.keep((1, _Node(), "a"), keeper) and state.impl.keep((1, []), keeper)
+        named: list[Any] = []
+        assert not state.impl.keep((1, _Node(), "a"), keeper) and state.impl.keep((1, named), keeper)
         state.impl.watch((id(keeper),))
         assert state.impl.keep(node, keeper) and not state.impl.keep(node, keeper, False)
         state.impl.unwatch()
@@ -161,7 +162,10 @@ def test_the_verdicts_the_marked_code_relies_on(both: tuple[_State, _State]) -> 
     for state in both:
         keep = state.impl.keep
         keeper: list[Any] = []
-        atom, pair, holding = keep(3, keeper), keep((1, "a"), keeper), keep(([],), keeper)
+        shared_list: list[Any] = []
+        atom, pair, holding = keep(3, keeper), keep((1, "a"), keeper), keep((shared_list,), keeper)
+        # A new empty container only the value holds (``{"i": i, "tags": []}``): nobody else can change it.
+        fresh_parts = keep(([],), keeper) or keep({"i": 1, "tags": []}, keeper) or keep([1, {}], keeper)
         fresh = [1, 2]
         keeper.append(fresh)
         alone = keep(fresh, keeper)  # a short list of atoms only the keeper and a name hold
@@ -174,8 +178,8 @@ def test_the_verdicts_the_marked_code_relies_on(both: tuple[_State, _State]) -> 
         into_buffer = keep(fresh, bytearray())  # kept into a buffer: kept looks
         state.impl.watch((id(keeper),))
         watched, unwatched = keep(3, keeper), keep(3, keeper, False)
-        assert (atom, pair, holding, alone, shared, wide, into_buffer, watched, unwatched) == (
-            False, False, True, False, True, True, True, True, False)
+        assert (atom, pair, holding, fresh_parts, alone, shared, wide, into_buffer, watched, unwatched) == (
+            False, False, True, False, False, True, True, True, True, False)
 
 
 def test_the_fed_loop_path_leaves_the_same_bookkeeping(both: tuple[_State, _State]) -> None:
