@@ -223,20 +223,22 @@ def cache_unverifiable(rec: Record, said: set[str]) -> bool:
 
 
 # -- Caches: what a class maintains ----------------------------------------------------------
-_maintained_cache: dict[tuple[type, str], bool] = {}
+_maintained_cache: dict[tuple[type, str, bool], bool] = {}
 _MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse", "update",
                        "setdefault", "popitem", "add", "discard", "difference_update", "intersection_update",
                        "symmetric_difference_update", "appendleft", "extendleft", "popleft", "rotate",
                        "__setitem__", "__delitem__", "__iadd__"})
 
 
-def maintained(cls: type, name: str, getter: Any) -> bool:
-    """Whether *cls*'s own methods edit or rebind ``self.<name>``: state the instance maintains, not judged."""
-    key = (cls, name)
+def maintained(cls: type, name: str, getter: Any, rebinds: bool = True) -> bool:
+    """Whether *cls*'s own methods edit or (*rebinds*) rebind ``self.<name>``: state the instance
+    maintains, not judged. Not *rebinds*: only a write into it in place counts (``self._cache[k] = v``,
+    ``self._seen.add(x)``), not the ``self._cache = {}`` every ``__init__`` makes."""
+    key = (cls, name, rebinds)
     known = _maintained_cache.get(key)
     if known is None:
         codes = [c for klass in cls.__mro__[:-1] for v in vars(klass).values() for c in _codes(v, getter)]
-        known = _maintained_cache[key] = any(edits(code, name) for code in codes)
+        known = _maintained_cache[key] = any(edits(code, name, rebinds) for code in codes)
     return known
 
 
@@ -278,8 +280,8 @@ def _codes(value: Any, getter: Any) -> list[Any]:
     return found
 
 
-def edits(code: Any, name: str) -> bool:
-    """Whether *code* stores, deletes, subscript-assigns or calls a mutator on ``.<name>``."""
+def edits(code: Any, name: str, rebinds: bool = True) -> bool:
+    """Whether *code* stores or deletes (*rebinds*), subscript-assigns or calls a mutator on ``.<name>``."""
     if name not in code.co_names:
         return False
     loaded_line = None
@@ -293,7 +295,7 @@ def edits(code: Any, name: str) -> bool:
             number = ins.starts_line
         if number is not None:
             line = number
-        if ins.opname in ("STORE_ATTR", "DELETE_ATTR") and ins.argval == name:
+        if rebinds and ins.opname in ("STORE_ATTR", "DELETE_ATTR") and ins.argval == name:
             return True
         if previous is not None and previous.opname in ("LOAD_ATTR", "LOAD_METHOD") and previous.argval == name:
             loaded_line = line

@@ -416,8 +416,11 @@ def _copied(led: Any, obj: Any, new: Any, kind: str, caller: Any) -> None:
     ours, theirs = vars(obj), vars(new)
     shared = []
     for name, value, refs in _shared(ours, theirs):
+        # A part the class's own methods write through self (a client's ``self._cache[key] = ...``) is
+        # state its instances maintain: a copy sharing it shares it on purpose (one cache, one pool).
         if (mutability.plain_data(value) and not isinstance(getattr(cls, name, None), _CACHED_PROPERTY)
-                and (refs <= _SHARED_ONLY or refs - _aliaschecks(value) <= _SHARED_ONLY)):
+                and (refs <= _SHARED_ONLY or refs - _aliaschecks(value) <= _SHARED_ONLY)
+                and not judge.maintained(cls, name, None, rebinds=False)):
             shared.append((name, value, fingerprint(value)))
     if not shared:
         return

@@ -571,6 +571,52 @@ def test_copies_that_rebind_or_drop_the_original_are_clean(pytester):
 
 
 
+def test_a_part_the_classs_own_methods_write_is_shared_by_its_copies_on_purpose(pytester):
+    """A client whose ``with_options`` returns ``copy.copy(self)`` with one option changed shares its
+    response cache with the copy on purpose: the class's own method writes ``self._cache[key]``. A part
+    only ``__init__`` binds (``self.tags = []``) and a caller appends to through the copy is still a finding."""
+    pytester.makepyfile(api="""
+        import copy
+
+        class Client:
+            def __init__(self, base):
+                self.base, self.timeout, self._cache = base, 10, {}
+
+            def with_options(self, **kw):
+                new = copy.copy(self)
+                for k, v in kw.items():
+                    setattr(new, k, v)
+                return new
+
+            def get(self, path):
+                key = self.base + path
+                if key not in self._cache:
+                    self._cache[key] = f"resp:{key}:{self.timeout}"
+                return self._cache[key]
+
+        class Config:
+            def __init__(self):
+                self.tags = []
+    """, test_it="""
+        import copy
+        from api import Client, Config
+
+        def test_shared_cache():
+            c = Client("http://x")
+            fast = c.with_options(timeout=1)
+            assert fast.get("/a") == c.get("/a")
+
+        def test_tags_appended_through_a_copy():
+            base = Config()
+            variant = copy.copy(base)
+            variant.tags.append("fast")
+            assert base.tags == ["fast"]
+    """)
+    result = pytester.runpytest(*ARGS, "-rA", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_it.py::test_tags_appended_through_a_copy*"])
+
+
 def test_a_shared_part_a_third_object_holds_is_that_objects(pytester):
     """A copy of an object that keeps a handle to another object's table (glom's UnregisteredTarget holds
     its registry's type map, and glom re-raises a copy.copy of it): the table's owner extending it is
