@@ -642,7 +642,7 @@ COPIES = """
     import copy
     import numpy as np
 
-    DEFAULTS = {"settings": {"level": "INFO"}, "paths": {"cache": "/tmp"}}
+    DEFAULTS = {"settings": {"level": "INFO"}, "paths": {"cache": "/tmp"}, "layers": [64]}
 
     def load_shallow(overrides):
         config = DEFAULTS.copy()
@@ -684,6 +684,18 @@ COPIES = """
         mine["a"] = [9]
         assert base == {"a": [1], "b": 2}
 
+    def test_defaults_dict_copied_then_nested_appended():
+        cfg = dict(DEFAULTS)
+        cfg["layers"].append(32)
+        assert DEFAULTS["layers"] == [64, 32]
+        DEFAULTS["layers"].remove(32)
+
+    def test_defaults_dict_copied_then_overridden():
+        cfg = dict(DEFAULTS)
+        cfg["layers"] = [16]
+        cfg["settings"] = {"level": "WARN"}
+        assert DEFAULTS["layers"] == [64]
+
     def test_object_array_copy_shares_its_lists():
         tokens = np.empty(2, dtype=object)
         tokens[0], tokens[1] = [1, 2], [3]
@@ -717,7 +729,8 @@ COPIES = """
 def test_copies_that_share(pytester: pytest.Pytester) -> None:
     result = run(pytester, COPIES)
     assert flagged(result) == {"test_defaults_shallow_copy_written", "test_board_rows_shared",
-                               "test_object_array_copy_shares_its_lists"}
+                               "test_object_array_copy_shares_its_lists",
+                               "test_defaults_dict_copied_then_nested_appended"}
     result.stdout.fnmatch_lines([
         "*config is a shallow copy: writing config[[]'settings'] also changes its source's [[]'settings']",
         "*make a deep copy: config = copy.deepcopy(DEFAULTS)",

@@ -115,6 +115,7 @@ SHAPES: tuple[Shape, ...] = (
     Shape("def f(it, np):\n    name = [np.asarray(p[:2]) for p in it]", ("bound",),
           "a list of views of the loop's objects bound (memory they may share)"),
     Shape("def f(x):\n    name = x.copy()", ("copied",), "a shallow copy"),
+    Shape("def f(x):\n    name = dict(x)", ("copied",), "a shallow copy of a mapping"),
     Shape("import copy\ndef f(x):\n    name = copy.copy(x)", ("after", "before", "copied"),
           "a shallow copy, and what the library call kept"),
     Shape("def f(n):\n    name = [[0] * n] * n", ("repeated",), "one object at every position"),
@@ -831,7 +832,8 @@ class Marker(ast.NodeTransformer):
         site = self._site(_text(part), "return", self.function)
         # A method's instance (a name: reading it runs nothing): one function returning several objects
         # for one instance (an identity map's lookups) hands out no one buffer it refills.
-        told = ast.Call(_rt("returned"), [again, ast.Constant(site), *([_name(self.instance)] * bool(self.instance))], [])
+        instance = [_name(self.instance)] if self.instance else []
+        told = ast.Call(_rt("returned"), [again, ast.Constant(site), *instance], [])
         wrapped = ast.IfExp(_template(gate, X=caught), told, copy.copy(again))
         ast.copy_location(wrapped, part)
         ast.fix_missing_locations(wrapped)
@@ -1173,10 +1175,13 @@ class _Uncaught(ast.NodeTransformer):
 
 
 def _copied_name(value: ast.expr) -> str | None:
-    """The name a shallow copy is made of: ``name.copy()``, ``copy.copy(name)``; else None."""
+    """The name a shallow copy is made of: ``name.copy()``, ``copy.copy(name)``, ``dict(name)``; else None."""
     if not isinstance(value, ast.Call) or value.keywords:
         return None
     func = value.func
+    if (len(value.args) == 1 and isinstance(value.args[0], ast.Name) and isinstance(func, ast.Name)
+            and func.id == "dict"):
+        return value.args[0].id
     if not value.args and isinstance(func, ast.Attribute) and func.attr in COPIES and isinstance(func.value, ast.Name):
         return func.value.id
     if (len(value.args) == 1 and isinstance(value.args[0], ast.Name) and isinstance(func, ast.Attribute)
@@ -1815,7 +1820,8 @@ def _let_out(stmt: ast.stmt, names: frozenset[str], shadowed: frozenset[str]) ->
 
 
 def _copied_from(call: ast.Call) -> ast.expr | None:
-    """The source of an explicit shallow copy call: ``x.copy()``, ``copy.copy(x)``, ``np.copy(x)``."""
+    """The source of an explicit shallow copy call: ``x.copy()``, ``copy.copy(x)``, ``np.copy(x)``,
+    ``dict(name)``."""
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr in COPIES:
         if not call.args and not call.keywords:
@@ -1828,6 +1834,9 @@ def _copied_from(call: ast.Call) -> ast.expr | None:
     if (isinstance(func, ast.Name) and func.id == "copy" and len(call.args) == 1 and not call.keywords
             and not isinstance(call.args[0], ast.Starred)):
         return call.args[0]  # from copy import copy
+    if (isinstance(func, ast.Name) and func.id == "dict" and len(call.args) == 1 and not call.keywords
+            and isinstance(call.args[0], ast.Name)):
+        return call.args[0]  # dict(defaults): a new top level, the same nested parts
     return None
 
 
