@@ -3065,6 +3065,17 @@ REPEATED = """
         groups["a"] = groups["a"] + ["apple"]   # a new list bound at one key
         assert groups["b"] == []
 
+    def test_buggy_fromkeys_extended_in_place():
+        index = dict.fromkeys("ab", [])
+        for word in ("apple", "bob"):
+            index[word[0]] += [word]             # a list's += extends the one shared list
+        assert index["b"] == ["apple", "bob"]
+
+    def test_counts_added_at_one_key():
+        counts = dict.fromkeys("ab", 0)
+        counts["a"] += 1                        # an int: += binds a new value at that key
+        assert counts["b"] == 0
+
     def test_buggy_arrays():
         import numpy as np
         bufs = [np.zeros(3)] * 2
@@ -3085,8 +3096,8 @@ def test_one_object_at_several_positions_written_through_one(pytester: pytest.Py
     # position changes with it. A comprehension, reads, a position replaced, a loop writing every row
     # alike, and an object the program names and repeats on purpose are clean.
     result = run(pytester, REPEATED)
-    assert flagged(result) == {"test_buggy_grid", "test_buggy_fromkeys", "test_buggy_attribute", "test_buggy_arrays"}, \
-        result.stdout.str()
+    assert flagged(result) == {"test_buggy_grid", "test_buggy_fromkeys", "test_buggy_attribute", "test_buggy_arrays",
+                               "test_buggy_fromkeys_extended_in_place"}, result.stdout.str()
     result.stdout.fnmatch_lines([
         "*rows holds one list at 3 positions (*): a write through rows[[]0] changes every position",
         "*fix: test_user.py:3: make one list per position where it is made (test_user.py:2): "

@@ -975,7 +975,8 @@ class Marker(ast.NodeTransformer):
         if isinstance(target, (ast.Subscript, ast.Attribute)):
             root = _root(target.value)
             target.value, receiver = st.catch(target.value)
-            st.call("wrote", receiver, root, only=_watched(receiver))
+            augmented = [ast.Constant(True)] if isinstance(target, ast.Subscript) else []
+            st.call("wrote", receiver, root, *augmented, only=_watched(receiver))
         elif isinstance(target, ast.Name):  # ``sample -= mean``: an array's or tensor's memory, maybe a view's
             st.call("wrote", _name(target.id), _name(target.id),
                     only=_written(_name(target.id)))

@@ -312,6 +312,9 @@ class _Test:
         # id of the one object a repetition put at every position (``[[0] * n] * n``) -> (the
         # container's id and type, the creation site): not held, found again as a write's root
         self.repeated: dict[int, tuple[int, type, int, Any]] = {}
+        # id of such a container -> (id of the one object it repeats, that object's length then): an
+        # augmented write through one position (``index[k] += [w]``) extends it in place
+        self.repeated_boxes: dict[int, tuple[int, int]] = {}
         # id of a function's mutable default argument kept by the project (``self.inputs = inputs`` of
         # ``inputs=[]``) -> (its fingerprint at the first keep, the keep site, [up to 8 keepers, weakly],
         # the function's name, the write clock at the first keep)
@@ -446,12 +449,14 @@ def _watch(obj: Any) -> list[int]:
 # -- the hooks the marked code calls ------------------------------------------------
 
 
-def wrote(target: Any, root: Any = None) -> None:
+def wrote(target: Any, root: Any = None, augmented: bool = False) -> None:
     """The project changed *target* in place (``r.extend``, ``t.add_``, ``r[k] = v``, ``x += 1``),
-    reached from *root* (the name its expression starts from)."""
+    reached from *root* (the name its expression starts from). *augmented*: ``target[k] += v``."""
     if not _on or guard.busy():
         return
     _written_by_project(target, root)
+    if augmented and _test.repeated_boxes and id(target) in _test.repeated_boxes:
+        _repeated_augmented(target)
 
 
 def _written_by_project(target: Any, root: Any) -> None:
@@ -1214,7 +1219,32 @@ def repeated(container: Any, site: int) -> None:
     if not all(map(operator.is_, items, itertools.repeat(first))):
         return
     _test.repeated[id(first)] = (id(container), kind, site, capture(2))
-    _gates.watch((id(first),))
+    if type(first) in _SIZED and len(items) <= _BOX_SCAN:
+        _test.repeated_boxes[id(container)] = (id(first), len(first))
+        _gates.watch((id(first), id(container)))
+    else:
+        _gates.watch((id(first),))
+
+
+_SIZED = (list, dict, set, bytearray)  # exact types: their length is read at C level
+_BOX_SCAN = 1024  # the positions of a repeating container looked through for its one object, at most
+
+
+def _repeated_augmented(box: Any) -> None:
+    """An augmented write through one position of *box* (``index[k] += [w]``): when the object the
+    repetition put at every position grew or shrank since, the write went into it in place (a list's
+    ``+=``, a set's ``|=``), and every other position changed with it. Nothing is read again of the
+    statement's: the box's values are looked through at C level, by identity."""
+    t = _test
+    first_id, size = t.repeated_boxes[id(box)]
+    values = box.values() if type(box) is dict else box
+    first = next((v for v in values if id(v) == first_id), None)
+    if first is None:
+        del t.repeated_boxes[id(box)]  # no position holds it any more
+        return
+    if len(first) != size and id(first) in t.repeated:
+        del t.repeated_boxes[id(box)]
+        _repeated_written(first, box)
 
 
 def _repeated_written(target: Any, root: Any) -> None:
