@@ -110,6 +110,8 @@ SHAPES: tuple[Shape, ...] = (
     Shape("def f(it):\n    name = [p for p in it]", ("bound",), "a list of the loop's own objects bound"),
     Shape("def f(envs):\n    name = [e.step(i) for i, e in enumerate(envs)]", ("bound",),
           "the same, through a tuple target"),
+    Shape("def f(sd):\n    name = {k: v.cpu() for k, v in sd.items()}", ("bound",),
+          "a dict comprehension, by its values"),
     Shape("def test_f(g, h):\n    sd = g()\n    print(sd)\n    h()", ("bound", "last_used"),
           "a test function's name read for the last time (after that statement)"),
     Shape("def f(it, np):\n    name = [np.asarray(p[:2]) for p in it]", ("bound",),
@@ -1321,6 +1323,8 @@ def _bound_value(node: ast.expr) -> bool:
         return isinstance(node.value, ast.Call)
     if isinstance(node, ast.IfExp):  # ``a = t.numpy() if cpu else t.cpu().numpy()``: either branch's value
         return _bound_value(node.body) or _bound_value(node.orelse)
+    if isinstance(node, ast.DictComp):  # ``{k: v.cpu() for k, v in sd.items()}``: judged by its values
+        node = ast.ListComp(node.value, node.generators)
     if not isinstance(node, (ast.ListComp, ast.SetComp)) or len(node.generators) != 1:
         return False
     target = node.generators[0].target
