@@ -138,6 +138,7 @@ CHANNELS: dict[str, tuple[str, str]] = {
         "Thread(args=...)", "pass a copy in args/kwargs, or do not change it before the thread starts"),
     "pickle.dumps": ("dumps", "do not change an out-of-band buffer before loads, or pickle it in-band"),
     "asyncio.Queue": ("put", "put a copy, or do not change it after put"),
+    "asyncio.create_task": ("create_task", "give each task its own copy, or do not change it before the task runs"),
     "multiprocessing.Process": (
         "Process(args=...)", "pass a copy in args/kwargs, or do not change it before start() (a fork copies then)"),
     "multiprocessing.pool.Pool": (

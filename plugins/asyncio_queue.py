@@ -16,20 +16,28 @@ from __future__ import annotations
 
 import asyncio.base_events as _base_events
 import asyncio.queues as _aq
+import asyncio.tasks as _tasks
 import contextvars
 import functools
+import threading
+import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
-from aliascheck.plugins.message_log import ASYNC_QUEUE
+from aliascheck.plugins.message_log import ASYNC_QUEUE, ASYNC_TASK, _recording, _send
 from aliascheck.plugins.messages import _get_nowait, _put_nowait
 
 import aliascheck.boundary.runtime as boundary
+import aliascheck.judge as judge
 from aliascheck.hookspecs import hookimpl
 from aliascheck.instrument import patch, undo_all
+from aliascheck.kinds import RESUBMITTED
+from aliascheck.records import Record
 
 REQUIRES = "asyncio"
 _FILES = frozenset({_aq.Queue.put_nowait.__code__.co_filename})  # asyncio's own frames: not the sender
+_TASK_FILES = frozenset({_tasks.create_task.__code__.co_filename})  # asyncio.create_task: not the sender
 
 
 def _create_task(original: Any) -> Any:
@@ -48,9 +56,70 @@ def _create_task(original: Any) -> Any:
                 boundary.context_copied(task, list(context.items()))
             except Exception:  # aliascheck's own failure never reaches the program
                 pass
+        if _recording() is not None and args:
+            _task_arguments(task, args[0])
         return task
 
     return create_task
+
+
+# A task's coroutine arguments that are dicts or lists, while the task has not started: id(argument) ->
+# [(the task, weakly; its record: the arguments' value at create_task)]. One object given to a second
+# task, changed since a first one that has not run yet was given it (``msg["to"] = u; create_task(
+# send(msg))`` in a loop), reaches that first task changed: judged at the second create_task.
+_waiting: dict[int, list[tuple[Any, Record]]] = {}
+_WAITING_MOST = 1 << 12
+
+
+def _task_arguments(task: Any, coro: Any) -> None:
+    """*coro*'s arguments, read from its frame before it ran (C-level reads of a coroutine object made
+    by ``async def``: no code of the program's runs). Never raises."""
+    led = _recording()
+    try:
+        frame = coro.cr_frame if type(coro) is types.CoroutineType else None
+        if frame is None or not _created(coro):  # not a plain coroutine, or it started already
+            return
+        code = frame.f_code
+        local = frame.f_locals
+        positional = tuple(local.get(n) for n in code.co_varnames[:code.co_argcount])
+        keywords = {n: local.get(n) for n in code.co_varnames[code.co_argcount:code.co_argcount
+                                                               + code.co_kwonlyargcount]}
+        del local
+        given = [x for x in (*positional, *keywords.values()) if type(x) in (dict, list)]
+        if not given:
+            return
+        me = threading.current_thread()
+        for x in given:  # the earlier tasks given the same object, not started yet
+            for ref, rec in _waiting.get(id(x), ()):
+                earlier = ref()
+                if earlier is None or rec.flagged or not any(a is x for a in (*rec.obj[0], *rec.obj[1].values())):
+                    continue
+                if _created(earlier.get_coro()) and rec.thread is me:
+                    _judge_task(rec)
+        if len(_waiting) >= _WAITING_MOST:
+            return
+        call = (positional, keywords)
+        rec = _send({}, task, call, ASYNC_TASK, code.co_qualname, _TASK_FILES, led, call=True, depth=4)
+        if rec is None:
+            return
+        ref = weakref.ref(task)
+        for x in given:
+            _waiting.setdefault(id(x), []).append((ref, rec))
+            _waiting[id(x)] = [(r, one) for r, one in _waiting[id(x)] if r() is not None and not r().done()]
+    except Exception:  # aliascheck's own failure never reaches the program
+        pass
+
+
+def _created(coro: Any) -> bool:
+    """A coroutine made and not started yet (neither running nor suspended at an await)."""
+    return (type(coro) is types.CoroutineType and coro.cr_frame is not None and not coro.cr_running
+            and not coro.cr_suspended)
+
+
+def _judge_task(rec: Record) -> None:
+    led = rec.ledger
+    if led is not None and led.recording:
+        judge.message_changed(rec, RESUBMITTED)
 
 
 _copy_context = contextvars.copy_context  # the original: the task's items, no copy recorded

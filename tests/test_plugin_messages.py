@@ -243,6 +243,47 @@ def test_one_dict_submitted_again_is_judged_by_who_wrote_it_since_a_worker_took_
     result.stdout.fnmatch_lines(["*seen by:  the sender giving an argument to another call, after writing it*"])
 
 
+def test_one_dict_given_to_a_task_not_started_yet_then_changed_for_the_next(pytester):
+    """``msg["to"] = u; asyncio.create_task(send(msg, out))`` in a loop: the tasks run after the loop, so
+    each reads the last value. Judged when the object is given to the next task while an earlier one has
+    not started (its coroutine's arguments, read from its frame, as at create_task). A dict per task, and
+    one results list every task is given and appends to, are clean."""
+    pytester.makepyfile(test_tasks="""
+        import asyncio
+
+        async def send(msg, out):
+            await asyncio.sleep(0)
+            out.append(msg["to"])
+
+        async def broadcast(users, copy):
+            msg, out, tasks = {"to": None}, [], []
+            for u in users:
+                msg["to"] = u
+                tasks.append(asyncio.create_task(send(dict(msg) if copy else msg, out)))
+            await asyncio.gather(*tasks)
+            return out
+
+        def test_buggy():
+            assert asyncio.run(broadcast("abc", copy=False)) == ["c", "c", "c"]
+
+        def test_fixed():
+            assert asyncio.run(broadcast("abc", copy=True)) == ["a", "b", "c"]
+
+        def test_one_results_list_for_every_task():
+            async def main():
+                out = []
+                await asyncio.gather(*(send({"to": u}, out) for u in "ab"))
+                return out
+            assert asyncio.run(main()) == ["a", "b"]
+    """)
+    result = pytester.runpytest(*RUN, "-rA", "-p", "no:randomly")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([
+        "E   aliascheck.errors.AliasFinding: broadcast (test_tasks.py:*) sent a message it changed after "
+        + _literal("create_task: args[0]['to']: 'a' -> 'b'"),
+        "*fix:      test_tasks.py:*: give each task its own copy, or do not change it before the task runs"])
+
+
 def test_thread_args_a_change_before_start_is_the_senders(pytester):
     pytester.makepyfile(test_thread="""
         import threading
