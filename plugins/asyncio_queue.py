@@ -19,6 +19,7 @@ import asyncio.queues as _aq
 import asyncio.tasks as _tasks
 import contextvars
 import functools
+import gc
 import threading
 import types
 import weakref
@@ -80,11 +81,16 @@ def _task_arguments(task: Any, coro: Any) -> None:
         if frame is None or not _created(coro):  # not a plain coroutine, or it started already
             return
         code = frame.f_code
-        local = frame.f_locals
-        positional = tuple(local.get(n) for n in code.co_varnames[:code.co_argcount])
-        keywords = {n: local.get(n) for n in code.co_varnames[code.co_argcount:code.co_argcount
-                                                               + code.co_kwonlyargcount]}
-        del local
+        # The arguments as the collector sees the coroutine (its frame's bound locals, in order, after
+        # its code object): reading frame.f_locals would leave a dict of them on the frame.
+        count = code.co_argcount + code.co_kwonlyargcount
+        refs = gc.get_referents(coro)
+        if count == 0 or len(refs) <= count or refs[-count - 1] is not code:
+            return
+        positional = tuple(refs[-count:len(refs) - code.co_kwonlyargcount])
+        keywords = dict(zip(code.co_varnames[code.co_argcount:count], refs[len(refs) - code.co_kwonlyargcount:],
+                            strict=True))
+        del refs
         given = [x for x in (*positional, *keywords.values()) if type(x) in (dict, list)]
         if not given:
             return
