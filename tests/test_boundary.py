@@ -3224,6 +3224,34 @@ DEFAULT_ARGUMENTS = """
         r["a"] = 1
         registry()["b"] = 2
         assert registry() is r
+
+    def make_event(name, tags=[]):
+        return {"name": name, "tags": tags}
+
+    def make_event_fresh(name, tags=None):
+        return {"name": name, "tags": list(tags or [])}
+
+    def test_buggy_events_share_the_default_tags():
+        events = []
+        for name, extra in (("start", ["boot"]), ("tick", [])):
+            event = make_event(name)
+            event["tags"].extend(extra)
+            events.append(event)
+        assert events[1]["tags"] == ["boot"]
+
+    def test_events_with_tags_of_their_own():
+        events = []
+        for name, extra in (("start", ["boot"]), ("tick", [])):
+            event = make_event_fresh(name)
+            event["tags"].extend(extra)
+            events.append(event)
+        assert events[1]["tags"] == []
+
+    def make_note(name, tags=[]):
+        return {"name": name, "tags": tags}
+
+    def test_notes_whose_default_tags_nobody_writes():
+        assert [make_note(n)["tags"] for n in "ab"] == [[], []]
 """
 
 
@@ -3235,7 +3263,8 @@ def test_a_default_argument_kept_by_two_objects_and_written(pytester: pytest.Pyt
     # default, returns nobody keeps, and a registry its callers fill are clean.
     result = run(pytester, DEFAULT_ARGUMENTS)
     assert flagged(result) == {"test_buggy_written_while_two_hold_it", "test_buggy_kept_after_a_write",
-                               "test_buggy_returned_again"}, result.stdout.str()
+                               "test_buggy_returned_again", "test_buggy_events_share_the_default_tags"}, \
+        result.stdout.str()
     result.stdout.fnmatch_lines([
         "*self.inputs keeps the one default list of Transaction.__init__(inputs=...) (2 objects "
         "hold it), changed through another: <root>: list grew from 0 to 1 item (appended 'in0')",

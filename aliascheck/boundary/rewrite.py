@@ -144,6 +144,8 @@ SHAPES: tuple[Shape, ...] = (
     Shape("class C(Base):\n    def f(self):\n        return self", ("made_class", "returned"),
           "a class with another base may be an array's: its ``return self`` is asked about"),
     Shape("def f(p=[]):\n    return p", ("default_returned",), "a mutable default returned again, refilled"),
+    Shape("def f(n, p=[]):\n    return {'n': n, 'p': p}", ("default_returned",),
+          "a mutable default put into a new value returned"),
     Shape("class C:\n    def __init__(self, p=[]):\n        self.a = p", ("default_kept", "kept", "made_class"),
           "a mutable default kept by a second object"),
     Shape("import contextvars\nvar = contextvars.ContextVar('v')\ndef f():\n    return var.get()['k']",
@@ -653,6 +655,10 @@ class Marker(ast.NodeTransformer):
             site = self._site(stmt.value.id, "return", self.function)
             stmt.value = ast.copy_location(
                 ast.Call(_rt("default_returned"), [stmt.value, ast.Constant(site)], []), stmt.value)
+        elif isinstance(stmt, ast.Return) and isinstance(stmt.value, (ast.Dict, ast.List, ast.Tuple)) and any(
+                isinstance(e, ast.Name) and e.id in self.mutable_defaults for e in _display_items(stmt.value)):
+            # ``return {"name": name, "tags": tags}`` of ``tags=[]``: a new value per call, sharing the one default
+            self._default_in_display(stmt.value)
         elif isinstance(stmt, ast.Return) and self.returning and stmt.value is not None:
             self._return(st, stmt)
         passes = self._passes(stmt, st)  # last: the others look at the calls as written
@@ -778,6 +784,19 @@ class Marker(ast.NodeTransformer):
         reused = name in self.refilled and id(value) not in self.fresh_yields
         test = _template("REFILLED(X, True)" if reused else "BUFFER(X)", X=_name(name))
         return _guarded(stmt, _call_stmt("yielded", _name(name), ast.Constant(site)), test=test)
+
+    def _default_in_display(self, display: ast.Dict | ast.List | ast.Tuple) -> None:
+        """Each mutable default named in a returned display is told to the runtime as it is put in."""
+        items = display.values if isinstance(display, ast.Dict) else display.elts
+
+        def told(item: ast.expr) -> ast.expr:
+            if isinstance(item, ast.Name) and item.id in self.mutable_defaults:
+                site = self._site(item.id, "return", self.function)
+                return ast.copy_location(ast.Call(_rt("default_returned"), [item, ast.Constant(site),
+                                                                             ast.Constant(True)], []), item)
+            return item
+
+        items[:] = [told(item) for item in items]
 
     def _return(self, st: _Statement, stmt: ast.Return) -> None:
         """``return name``, ``return self.obs`` and such items of a returned tuple (``return self.obs,
@@ -1175,6 +1194,10 @@ class _Uncaught(ast.NodeTransformer):
         if isinstance(node.target, ast.Name) and node.target.id in self.temps:
             return node.value
         return node
+
+
+def _display_items(display: ast.Dict | ast.List | ast.Tuple) -> list[ast.expr]:
+    return list(display.values) if isinstance(display, ast.Dict) else list(display.elts)
 
 
 def _copied_name(value: ast.expr) -> str | None:

@@ -1122,24 +1122,26 @@ def default_kept(keeper: Any, value: Any, site: int) -> None:
 _MOST_KEEPERS = 8
 
 
-def default_returned(value: Any, site: int) -> Any:
+def default_returned(value: Any, site: int, inside: bool = False) -> Any:
     """``return acc`` of a parameter whose default is a new mutable value (``acc=[]``); returns *value*
     unchanged. When it is the default, every caller that omits the argument gets the same object: a
     call that finds the object written by the function itself since its last return, while something
     besides the function still refers to it (an earlier caller's name, list, attribute: one more
-    reference than at its first return), changes what that caller holds."""
+    reference than at its first return), changes what that caller holds. *inside*: put into a new value
+    the function returns (``return {"tags": tags}``): each call's value is meant to be its own, so a
+    write by anyone since the last return counts."""
     try:
         if _on and not guard.busy() and type(value) in CONTEXT_TYPES:
             frame = sys._getframe(1)
             code = frame.f_code
             if _is_default(code, value, frame):
-                _default_again(value, site, code)
+                _default_again(value, site, code, inside)
     except Exception:  # aliascheck's own failure never reaches the function
         pass
     return value
 
 
-def _default_again(value: Any, site: int, code: Any) -> None:
+def _default_again(value: Any, site: int, code: Any, inside: bool = False) -> None:
     """The function of *code* returns its default *value* again: written since its last return by the
     function itself (a registry a function hands out and its callers fill is shared on purpose), while
     something holds the earlier return."""
@@ -1155,7 +1157,7 @@ def _default_again(value: Any, site: int, code: Any) -> None:
     _, since, baseline, then = state
     now = fingerprint(value)
     t.default_returns[site] = (id(value), t.epoch, baseline, now)
-    refilled = t.written.get(id(value), -1) >= since and t.writers.get(id(value)) == id(code)
+    refilled = t.written.get(id(value), -1) >= since and (inside or t.writers.get(id(value)) == id(code))
     if not refilled or refs <= baseline or site in t.flagged or _ledger is None:
         return
     function = getattr(code, "co_qualname", code.co_name)
