@@ -282,6 +282,8 @@ def _copied_gist(bug: Bug) -> str:
     """A cached value edited after it was handed out, or a part a shallow copy shares changed."""
     f, site = bug.first, bug.site
     at = f" at {site}" if site else ""
+    if f.check == "fixture":
+        return f"{f.owner} hands every test that asks one object; it was edited by an earlier test: {bug.change}"
     if f.check in CACHE_CHECKS:
         return f"{f.owner} handed out {f.label or 'a cached value'}{at}; it was edited afterwards: {bug.change}"
     return f"{f.owner}{at} shares {f.shares or f.path} with the original; it changed while both were alive: " \
@@ -290,6 +292,8 @@ def _copied_gist(bug: Bug) -> str:
 
 def _copied_fix(bug: Bug) -> str:
     f, origin, site = bug.first, bug.origin, bug.site
+    if f.check == "fixture":
+        return f.hint
     if f.check in CACHE_CHECKS:
         made = f", or return an immutable value from {origin.function.rpartition('.')[2]}() ({origin})" \
             if origin else ", or return an immutable value"

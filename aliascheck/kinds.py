@@ -94,6 +94,8 @@ CHECKS: dict[str, str] = {
     "repeated": "the project's write into one object a container holds at several positions, addressed by one",
     "context default": "a task or thread reading a ContextVar's default, which every context shares, after "
                        "another one wrote into it",
+    "fixture": "a later test receiving a module-, class- or session-scoped fixture's value, changed by an earlier "
+               "test that received it",
     "resubmit": "the sender giving an argument to another call, after writing it while an earlier call that was "
                 "given it still runs",
     "feed": "the feeder thread pickling the message",
@@ -123,7 +125,9 @@ SERIALISED_FIX = ("snapshot the tensors and arrays before the hand-off (t.detach
 RESUBMITTED = "resubmit"
 KEPT_AGAIN = "kept again"  # one line keeping the very object again: a history of one object
 RECEIVER_WRITE = "receiver write"  # one receiver of a message object several took, writing into it
-CACHE_CHECKS = ("cache-hit", "cache")  # lru_cache/cache/cached_property values (plugins/caches.py)
+# lru_cache/cache/cached_property values (plugins/caches.py), and the test harness's own cache: a shared
+# fixture's value (aliascheck.shared_fixtures)
+CACHE_CHECKS = ("cache-hit", "cache", "fixture")
 COPY_CHECKS = ("copy", "copy-teardown")  # the parts a copy.copy/dataclasses.replace result shares
 
 # Message channels (the messages adapter's owners): the handover's verb and the fix line.

@@ -124,6 +124,7 @@ class SessionPlugin:
         self.session = session
         self.config = config
         self.problems: list[str] = []  # reports that could not be written, said in the summary
+        self._shared: Any = None  # fixture values several tests receive (aliascheck.shared_fixtures), once one is
 
     def pytest_collection_finish(self) -> None:
         # After collection the test modules' imports are done: install what applies
@@ -158,6 +159,12 @@ class SessionPlugin:
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, Any]:
         __tracebackhide__ = True
         led = self.session.ledger
+        if led.recording and getattr(item, "funcargs", None):
+            if self._shared is None:
+                from .shared_fixtures import SharedFixtures
+
+                self._shared = SharedFixtures()
+            self._shared.received(item, led)
         led.owning = led.recording
         try:
             result = yield

@@ -1,0 +1,1 @@
+"""A configuration loader and the overrides a run applies."""
