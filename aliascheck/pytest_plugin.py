@@ -164,7 +164,7 @@ class SessionPlugin:
                 from .shared_fixtures import SharedFixtures
 
                 self._shared = SharedFixtures()
-            self._shared.received(item, led)
+            self._shared.received(item, led, self.session.discovery.in_project)
         led.owning = led.recording
         try:
             result = yield

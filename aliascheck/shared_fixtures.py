@@ -12,6 +12,7 @@ and ids are kept, never the value: pytest holds it for its scope.
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import aliascheck.judge as judge
@@ -30,9 +31,11 @@ class SharedFixtures:
         # received it began, that test's id, the fixture's name and scope)
         self.seen: dict[tuple[int, int], tuple[Fingerprint, str, str, str]] = {}
 
-    def received(self, item: Any, led: Any) -> None:
-        """*item* begins its call with its fixtures' values set up: each shared one it was given is
-        compared with its value when the last test that received it began. Never raises."""
+    def received(self, item: Any, led: Any, in_project: Any) -> None:
+        """*item* begins its call with its fixtures' values set up: each shared one it was given, made by
+        a fixture the project defines (*in_project* of its file: pytest's own ``tmp_path_factory`` and a
+        plugin's fixtures keep their own state), is compared with its value when the last test that
+        received it began. Never raises."""
         if not led.recording:
             return
         try:
@@ -44,6 +47,9 @@ class SharedFixtures:
             try:
                 chain = defs.get(name)
                 if not chain or chain[-1].scope == "function":
+                    continue
+                func = chain[-1].func
+                if type(func) is not types.FunctionType or not in_project(func.__code__.co_filename):
                     continue
                 if judge.constant(value) or not mutability.plain_data(value) or judge.is_store(value):
                     continue

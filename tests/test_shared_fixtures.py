@@ -71,9 +71,15 @@ def test_a_shared_fixture_value_edited_by_one_test_is_judged_where_the_next_rece
 
         def test_per_test_again(per_test):
             per_test["n"] += 1
+
+        def test_a_directory_of_its_own(tmp_path_factory):
+            assert tmp_path_factory.mktemp("data").is_dir()  # pytest's own fixture keeps its own counters
+
+        def test_another_directory(tmp_path_factory):
+            assert tmp_path_factory.mktemp("data").is_dir()
     """)
     result = pytester.runpytest(*RUN)
-    result.assert_outcomes(passed=9, failed=1)
+    result.assert_outcomes(passed=11, failed=1)
     result.stdout.fnmatch_lines([
         "*base_cfg (session-scoped fixture) hands every test that asks one object; it was edited by an earlier "
         "test: [[]'debug'[]]: False -> True",
