@@ -2107,39 +2107,6 @@ def test_an_attribute_appended_and_written_by_the_same_function_is_a_history(pyt
         "*self.history holds one live list * times (written by the code that keeps it)*"], consecutive=False)
 
 
-def test_a_dict_comprehension_of_live_tensors_bound_again_is_a_history(pytester: pytest.Pytester) -> None:
-    """``best = {k: v.cpu() for k, v in model.state_dict().items()}`` at each improvement: on a CPU model
-    ``.cpu()`` hands back the tensor itself, and each ``state_dict()`` call new tensor objects over the
-    parameters' memory. The name bound again holds the same memory again: memory is the identity, so the
-    earlier value it let go of is judged, changed by training. A ``.clone()`` per tensor stays clean."""
-    result = run(pytester, """
-        import torch
-
-        def train(m):
-            opt = torch.optim.SGD(m.parameters(), lr=0.3)
-            for _ in range(2):
-                opt.zero_grad()
-                m(torch.ones(2, 3)).sum().backward()
-                opt.step()
-
-        def test_best_cpu_at_each_improvement():
-            m, best = torch.nn.Linear(3, 1), None
-            for _ in range(3):
-                train(m)
-                best = {k: v.cpu() for k, v in m.state_dict().items()}
-            assert set(best) == {"weight", "bias"}
-
-        def test_best_cloned_at_each_improvement():
-            m, best = torch.nn.Linear(3, 1), None
-            for _ in range(3):
-                train(m)
-                best = {k: v.detach().clone() for k, v in m.state_dict().items()}
-            assert set(best) == {"weight", "bias"}
-    """)
-    assert flagged(result) == {"test_best_cpu_at_each_improvement"}
-    result.stdout.fnmatch_lines(["*best holds a live dict (handed out by {k: v.cpu() for k, v in *), changed after*"])
-
-
 def test_the_projects_write_into_an_indexs_keys_is_its_own(pytester: pytest.Pytester) -> None:
     """markdown's ``InlineProcessor.run`` (differential run, markdown 3.11.3): a child -> parent map of
     a tree's elements kept in an attribute at each run, then the project changes the elements. The

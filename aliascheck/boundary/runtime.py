@@ -1827,14 +1827,7 @@ def _same_parts(old: Any, new: Any) -> bool:
         return itertools.islice(x, _MEMORY_TAIL) if kind in (list, tuple) else ()
 
     ids = {id(p) for p in parts(old) if type(p) not in mutability.ATOMS}
-    if not ids:
-        return False
-    if any(id(p) in ids for p in parts(new)):
-        return True
-    # Memory is the identity: new tensors over the very memory the old ones viewed (``{k: v.cpu() for
-    # k, v in model.state_dict().items()}`` on a CPU model: each call's tensors are new objects).
-    spans = {span for p in parts(old) if _memory_type(type(p)) and (span := _address(p)) and span[0]}
-    return bool(spans) and any(_memory_type(type(p)) and _address(p) in spans for p in parts(new))
+    return bool(ids) and any(id(p) in ids for p in parts(new))
 
 
 def _one_memory(old: Any, new: Any) -> bool:
