@@ -20,6 +20,7 @@ import asyncio.tasks as _tasks
 import contextvars
 import functools
 import gc
+import inspect
 import threading
 import types
 import weakref
@@ -118,8 +119,7 @@ def _task_arguments(task: Any, coro: Any) -> None:
 
 def _created(coro: Any) -> bool:
     """A coroutine made and not started yet (neither running nor suspended at an await)."""
-    return (type(coro) is types.CoroutineType and coro.cr_frame is not None and not coro.cr_running
-            and not coro.cr_suspended)
+    return type(coro) is types.CoroutineType and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED
 
 
 def _judge_task(rec: Record) -> None:

@@ -1,5 +1,4 @@
 import pytest
-
 from confapp.settings import load
 
 
