@@ -752,6 +752,7 @@ def _handed_again(value: Any, site: int, producer: Any, verb: str, instance: Any
         if last is not None and last != key:
             t.lookups.add(returner)
         if returner in t.lookups:
+            CLEAN.add(key)  # not asked about again until the project writes into it
             return
     CLEAN.add(key)  # not told again until the project writes into it (REFILLED answers no till then)
     if state is None or state[0] != code:
