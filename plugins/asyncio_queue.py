@@ -68,53 +68,66 @@ def _create_task(original: Any) -> Any:
 # A task's coroutine arguments that are dicts or lists, while the task has not started: id(argument) ->
 # [(the task, weakly; its record: the arguments' value at create_task)]. One object given to a second
 # task, changed since a first one that has not run yet was given it (``msg["to"] = u; create_task(
-# send(msg))`` in a loop), reaches that first task changed: judged at the second create_task.
+# send(msg))`` in a loop), reaches that first task changed: judged at the second create_task. Nothing
+# of the program's is held: a record keeps the arguments' ids and fingerprint, and the arguments are
+# read again from the earlier task's coroutine (which holds them until it starts). Emptied at each
+# test's end.
 _waiting: dict[int, list[tuple[Any, Record]]] = {}
 _WAITING_MOST = 1 << 12
 
 
+def _arguments(coro: Any) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    """A coroutine's arguments, not started yet, as the collector sees it (its frame's bound locals, in
+    order, after its code object): C-level reads, no code of the program's runs; reading frame.f_locals
+    would leave a dict of them on the frame. None when they cannot be told apart so."""
+    if not _created(coro):
+        return None
+    code = coro.cr_code
+    count = code.co_argcount + code.co_kwonlyargcount
+    refs = gc.get_referents(coro)
+    if count == 0 or len(refs) <= count or refs[-count - 1] is not code:
+        return None
+    kwonly = code.co_kwonlyargcount
+    return (tuple(refs[-count:len(refs) - kwonly]),
+            dict(zip(code.co_varnames[code.co_argcount:count], refs[len(refs) - kwonly:], strict=True)))
+
+
 def _task_arguments(task: Any, coro: Any) -> None:
-    """*coro*'s arguments, read from its frame before it ran (C-level reads of a coroutine object made
-    by ``async def``: no code of the program's runs). Never raises."""
+    """Record *coro*'s dict and list arguments as handed to *task*, and judge the earlier tasks, not
+    started yet, that were given one of them. Never raises."""
     led = _recording()
     try:
-        frame = coro.cr_frame if type(coro) is types.CoroutineType else None
-        if frame is None or not _created(coro):  # not a plain coroutine, or it started already
+        call = _arguments(coro)
+        if call is None:
             return
-        code = frame.f_code
-        # The arguments as the collector sees the coroutine (its frame's bound locals, in order, after
-        # its code object): reading frame.f_locals would leave a dict of them on the frame.
-        count = code.co_argcount + code.co_kwonlyargcount
-        refs = gc.get_referents(coro)
-        if count == 0 or len(refs) <= count or refs[-count - 1] is not code:
-            return
-        positional = tuple(refs[-count:len(refs) - code.co_kwonlyargcount])
-        keywords = dict(zip(code.co_varnames[code.co_argcount:count], refs[len(refs) - code.co_kwonlyargcount:],
-                            strict=True))
-        del refs
-        given = [x for x in (*positional, *keywords.values()) if type(x) in (dict, list)]
+        given = [x for x in (*call[0], *call[1].values()) if type(x) in (dict, list)]
         if not given:
             return
         me = threading.current_thread()
         for x in given:  # the earlier tasks given the same object, not started yet
             for ref, rec in _waiting.get(id(x), ()):
                 earlier = ref()
-                if earlier is None or rec.flagged or not any(a is x for a in (*rec.obj[0], *rec.obj[1].values())):
+                if earlier is None or rec.flagged or rec.thread is not me:
                     continue
-                if _created(earlier.get_coro()) and rec.thread is me:
-                    _judge_task(rec)
+                then = _arguments(earlier.get_coro())
+                if then is not None and id(x) in rec.key:
+                    judge.message_changed(rec, RESUBMITTED, now=judge.message_value(then))
         if len(_waiting) >= _WAITING_MOST:
             return
-        call = (positional, keywords)
-        rec = _send({}, task, call, ASYNC_TASK, code.co_qualname, _TASK_FILES, led, call=True, depth=4)
+        rec = _send({}, task, call, ASYNC_TASK, coro.cr_code.co_qualname, _TASK_FILES, led, call=True, depth=4)
         if rec is None:
             return
+        rec.obj, rec.key = None, frozenset(map(id, given))  # what the task holds, by id only
         ref = weakref.ref(task)
         for x in given:
-            _waiting.setdefault(id(x), []).append((ref, rec))
-            _waiting[id(x)] = [(r, one) for r, one in _waiting[id(x)] if r() is not None and not r().done()]
+            _waiting[id(x)] = [(r, one) for r, one in _waiting.get(id(x), ()) if _waits(r)] + [(ref, rec)]
     except Exception:  # aliascheck's own failure never reaches the program
         pass
+
+
+def _waits(ref: Any) -> bool:
+    task = ref()
+    return task is not None and _created(task.get_coro())
 
 
 def _created(coro: Any) -> bool:
@@ -122,13 +135,13 @@ def _created(coro: Any) -> bool:
     return type(coro) is types.CoroutineType and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED
 
 
-def _judge_task(rec: Record) -> None:
-    led = rec.ledger
-    if led is not None and led.recording:
-        judge.message_changed(rec, RESUBMITTED)
-
-
 _copy_context = contextvars.copy_context  # the original: the task's items, no copy recorded
+
+
+@hookimpl
+def aliascheck_teardown(ledger: Any) -> None:
+    """The test ends: its tasks' records go (a later test's task at a reused id is its own)."""
+    _waiting.clear()
 
 
 @hookimpl

@@ -250,6 +250,7 @@ def test_one_dict_given_to_a_task_not_started_yet_then_changed_for_the_next(pyte
     one results list every task is given and appends to, are clean."""
     pytester.makepyfile(test_tasks="""
         import asyncio
+        import sys
 
         async def send(msg, out):
             await asyncio.sleep(0)
@@ -275,9 +276,16 @@ def test_one_dict_given_to_a_task_not_started_yet_then_changed_for_the_next(pyte
                 await asyncio.gather(*(send({"to": u}, out) for u in "ab"))
                 return out
             assert asyncio.run(main()) == ["a", "b"]
+
+        def test_the_tasks_arguments_are_let_go_when_they_ran():
+            async def main(msg, out):
+                await asyncio.gather(asyncio.create_task(send(msg, out)), asyncio.create_task(send(msg, out)))
+            msg, out = {"to": "a"}, []
+            asyncio.run(main(msg, out))
+            assert sys.getrefcount(msg) == 2 and sys.getrefcount(out) == 2  # the name, the argument
     """)
     result = pytester.runpytest(*RUN, "-rA", "-p", "no:randomly")
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines([
         "E   aliascheck.errors.AliasFinding: broadcast (test_tasks.py:*) sent a message it changed after "
         + _literal("create_task: args[0]['to']: 'a' -> 'b'"),
