@@ -155,6 +155,10 @@ class SessionPlugin:
             if owning:
                 led.owning = False
 
+    def pytest_fixture_post_finalizer(self, fixturedef: Any) -> None:
+        if self._shared is not None and fixturedef.scope != "function":
+            self._shared.finished(fixturedef)
+
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, Any]:
         __tracebackhide__ = True

@@ -57,6 +57,12 @@ class SharedFixtures:
             except Exception as exc:  # aliascheck's own failure never reaches the test
                 judge.internal(led, "fixtures", exc)
 
+    def finished(self, fixturedef: Any) -> None:
+        """*fixturedef*'s value was torn down (its scope ended): what was seen of it goes, so that a value
+        it makes again at a reused id is looked at afresh."""
+        for key in [k for k in self.seen if k[0] == id(fixturedef)]:
+            del self.seen[key]
+
     def _compare(self, led: Any, test: str, name: str, fixturedef: Any, value: Any) -> None:
         key = (id(fixturedef), id(value))
         known = self.seen.get(key)

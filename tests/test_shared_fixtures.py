@@ -8,6 +8,27 @@ import pytest
 RUN = ("--aliascheck", "-p", "no:cacheprovider", "-p", "no:randomly", "-rA")
 
 
+def test_a_fixtures_teardown_forgets_what_was_seen_of_its_value() -> None:
+    """A module-scoped fixture is made anew for each module: once its value is torn down, a new value at
+    a reused address is looked at afresh, never compared with the last module's."""
+    from aliascheck.shared_fixtures import SharedFixtures
+
+    class Ledger:
+        recording = True
+
+        def report(self, *args: object, **kwargs: object) -> None:
+            raise AssertionError("nothing to report")
+
+    class Def:
+        scope = "module"
+
+    shared, led, fixture, other = SharedFixtures(), Ledger(), Def(), Def()
+    shared._compare(led, "test_a.py::t", "conf", fixture, {"module": "test_a"})
+    shared._compare(led, "test_b.py::t", "conf", other, {"module": "test_b"})
+    shared.finished(fixture)
+    assert [key[0] for key in shared.seen] == [id(other)]
+
+
 def test_a_shared_fixture_value_edited_by_one_test_is_judged_where_the_next_receives_it(
         pytester: pytest.Pytester) -> None:
     pytester.makeconftest("""

@@ -1558,10 +1558,11 @@ def _kept_attributes_written(nodes: Iterable[ast.AST]) -> set[int]:
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                for part in ast.walk(target):
-                    bound.add(_attribute_text(part))
-                    if isinstance(part, ast.Subscript):
+                for part in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+                    if isinstance(part, ast.Subscript):  # ``self.pending[0] = x``: written, not bound again
                         written.add(_attribute_text(part.value))
+                    else:
+                        bound.add(_attribute_text(part))
     written -= bound | {""}
     reused: set[int] = set()
     for node in nodes:
