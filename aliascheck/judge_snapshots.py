@@ -115,7 +115,7 @@ def _nested_owners(rec: Record) -> list[tuple[str, str, str, type]]:
 def alias_warnings(led: Any, rec: Record, changed: set[str]) -> set[str]:
     """*Shared*: sharing that never turned into a change is an ``alias`` warning, for a snapshot still
     held (*Held*) and an owner with no proven change (*changed*); returns the owners warned about."""
-    if not rec.aliases or rec.flagged or not (rec.always or held(led, rec)):
+    if not rec.aliases or rec.flagged or rec.gone() or not (rec.always or held(led, rec)):
         return set()  # a dropped one is no risk
     warned = set()
     for owner, label, owner_type, group in by_owner(rec, [
@@ -133,8 +133,8 @@ def alias_warnings(led: Any, rec: Record, changed: set[str]) -> set[str]:
 # -- Held -----------------------------------------------------------------------------------
 def judged(rec: Record) -> bool:
     """*Held*, the cheap first look: a watched record, one another node adopted, or a snapshot with
-    more references than its record, the caller and its owner hold."""
-    return rec.always or rec.adopter is not None or keepers.held_elsewhere(rec, 0)
+    more references than its record, the caller and its owner hold. Never one the program let die."""
+    return not rec.gone() and (rec.always or rec.adopter is not None or keepers.held_elsewhere(rec, 0))
 
 
 def held(led: Any, rec: Record, local_refs: int = 0, passing: frozenset[int] = frozenset()) -> bool:
@@ -239,7 +239,7 @@ def earlier_inside(led: Any, obj: Any) -> None:
     known = led.records.keys()
     for key in set(filter(known.__contains__, map(id, values))):  # no set of every value's id
         prev = led.records[key]
-        if not prev.flagged:
+        if not prev.flagged and not prev.gone():  # a dead snapshot's id, taken by a new value
             rehandover(led, prev, fingerprint(prev.obj), 0)
 
 

@@ -33,10 +33,13 @@ from .records import Record
 
 def held_elsewhere(rec: Record, local_refs: int) -> bool:
     """A cheap first look: more references than the record, the caller and the owner hold."""
+    others = rec.others()  # 0 for a value that died
+    if others <= local_refs:
+        return False
     owner = rec.owner()
     owner_refs = probe.references_from(owner, rec.obj) if owner is not None else 0
-    # Less the record's own reference, the caller's locals and the owner's attributes.
-    return probe.refcount(rec.obj) - 1 - local_refs - owner_refs > 0
+    # Less the caller's locals and the owner's attributes.
+    return others - local_refs - owner_refs > 0
 
 
 # Referrers that pass a value through and keep nothing: a running frame (its locals are

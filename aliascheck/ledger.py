@@ -47,7 +47,7 @@ from .findings import Finding
 from .fingerprint import Fingerprint, fingerprint
 from .judge import SHARED_DEPTH, SHARED_LIMIT
 from .kinds import LOAD_METHODS, STATE_METHODS, kind_of
-from .records import Record, Settings, Stats, weak
+from .records import Record, Settings, Snapshot, Stats, weak
 from .shadow import qualname_of
 
 MAX_PATHS = 20  # changed paths reported per snapshot; the rest are counted
@@ -134,7 +134,7 @@ class Ledger:
         for key, rec in list(self.records.items()):
             # Held by this table alone (getrefcount's argument aside): nobody can change it any more,
             # dropped with no look at the owner.
-            if rec.adopter is not None or (sys.getrefcount(rec.obj) > 2 and (
+            if rec.adopter is not None and not rec.gone() or (rec.others() > 0 and (
                     rec.always or keepers.held_elsewhere(rec, 0))):
                 continue
             del self.records[key]
@@ -276,8 +276,8 @@ class Ledger:
                 return
             judge.earlier_inside(self, obj)
             label = owner if isinstance(owner, str) else self.label(owner)
-            rec = Record(owner_name, label, kind, where, threading.current_thread().name, self.test,
-                         obj, fp, owner, always=always)
+            rec = Snapshot(owner_name, label, kind, where, threading.current_thread().name, self.test,
+                           obj, fp, owner, always=always)
             rec.nested = [(id(part), qualname_of(type(o)), self.label(o), type(o)) for part, o in inner]
             if live is not None:
                 rec.live = live
@@ -289,6 +289,8 @@ class Ledger:
                 self._index_parts(rec, inner, buffers)
             else:  # the rest is new: only a holder can change it, so no load of it is judged again
                 self._index_parts(rec, (), [part for part, _ in live])
+            if not rec.indexed:  # nothing followed through it: it lives as long as the program holds it
+                rec.let_go()
             if len(self.records) >= self._prune_at:
                 self._prune()
         if self.settings.probe_aliases and not isinstance(owner, str):
@@ -300,9 +302,9 @@ class Ledger:
         pile up until the next sweep, and every garbage collection would walk it)."""
         prev = self._last.get(owner)
         self._last[owner] = rec
-        # getrefcount's argument and the record's attribute: nobody else can reach it to change it.
+        # Nobody else can reach it to change it (or it died: a weakly held one leaves its record to the sweep).
         if (prev is not None and prev is not rec and not prev.always and prev.adopter is None
-                and sys.getrefcount(prev.obj) == 2 and self.records.get(id(prev.obj)) is prev):
+                and prev.others() == 0 and self.records.get(id(prev.obj)) is prev):
             del self.records[id(prev.obj)]
             self._unindex(prev)
 
@@ -397,8 +399,9 @@ class Ledger:
                 return now
             # Judged while the caller (or another node) holds it too, as any snapshot:
             # a node that adopted a checkpoint nobody else keeps may write into it.
-            rec = Record(qualname_of(type(node)), self.label(node), kind, sites.capture(),
-                         threading.current_thread().name, self.test, state, now, node, always=False)
+            rec = Snapshot(qualname_of(type(node)), self.label(node), kind, sites.capture(),
+                           threading.current_thread().name, self.test, state, now, node, always=False)
+            rec.let_go()
             self.records[id(state)] = rec
             return now
 

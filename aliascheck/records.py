@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections import Counter
 from collections.abc import Sequence
@@ -116,6 +117,56 @@ class Record:
             raise AttributeError("fp")
         fp = self.fp = fingerprint(self.obj, then={id(part): then for part, then in live})
         return fp
+
+    def others(self) -> int:
+        """References to the value besides this record's own: 0 when nobody else holds it."""
+        return sys.getrefcount(self.obj) - 2  # less this slot's reference and getrefcount's argument
+
+    def gone(self) -> bool:
+        """Whether the value died (only a :class:`Snapshot` record can let it)."""
+        return False
+
+
+class Snapshot(Record):
+    """A ledger record: a state method's snapshot, or a state a load was given.
+
+    Held weakly when it can be (:meth:`let_go`): a snapshot the program dropped is judged by nobody
+    (rule *Held*), and a strong reference here would keep it alive past the program's ``del``, which a
+    program can see (a weak reference, a finaliser, a count of its class's instances). Held strongly
+    while the ledger follows live parts through it (rule *Followed* compares the container they left),
+    and when its type allows no weak reference (a plain dict, list or tuple)."""
+
+    __slots__ = ("_strong", "_weak")
+    _strong: Any  # the value, while held strongly
+    _weak: weakref.ref | None  # a weak reference to it once let go
+
+    if not TYPE_CHECKING:
+        @property
+        def obj(self) -> Any:
+            ref = self._weak
+            return self._strong if ref is None else ref()
+
+        @obj.setter
+        def obj(self, value: Any) -> None:
+            self._strong, self._weak = value, None
+
+    def let_go(self) -> None:
+        """Hold the value weakly from now on, if its type allows it."""
+        value = self._strong
+        if self._weak is None and type(value).__weakrefoffset__:
+            self._weak, self._strong = weakref.ref(value), None
+
+    def others(self) -> int:
+        ref = self._weak
+        if ref is None:
+            return sys.getrefcount(self._strong) - 2
+        value = ref()
+        # This frame's name and getrefcount's argument: no record's reference among them.
+        return 0 if value is None else sys.getrefcount(value) - 2
+
+    def gone(self) -> bool:
+        ref = self._weak
+        return ref is not None and ref() is None
 
 
 # The fields a record leaves unset until someone sets them, and what they read as meanwhile.

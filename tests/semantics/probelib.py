@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import argparse
+import collections
 import copy
 import gc
 import sys
@@ -1035,3 +1036,28 @@ class Conn:
 
 
 LIVE_CONNS: weakref.WeakSet[Conn] = weakref.WeakSet()
+
+
+class Step:
+    """A snapshot object (weakly referenceable) that a state method makes new each time."""
+
+    def __init__(self, n: int, seen: list[int]) -> None:
+        self.n, self.seen = n, seen
+
+
+class Stepper:
+    """A stateful object whose snapshots are new objects of the project's own, and an ordered
+    dict for its other state method: the program may drop them, and they die at once."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.seen = [0]
+
+    def state_dict(self) -> Step:
+        return Step(self.n, list(self.seen))
+
+    def load_state_dict(self, state: Step) -> None:
+        self.n, self.seen = state.n, list(state.seen)
+
+    def get_state(self) -> collections.OrderedDict:
+        return collections.OrderedDict(n=self.n)

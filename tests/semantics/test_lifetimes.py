@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import weakref
 
 import probelib as p
 import pytest
@@ -125,3 +126,18 @@ def test_an_array_is_resized_in_place_as_it_would_be_plain() -> None:
     assert p.grown(5) == [0.0, 1.0, 2.0, 3.0, 4.0]
     assert p.resized_after_a_keep_let_go() == (0, 8)
     assert p.resized_after_its_kept_views_let_go() == [8, 8, 8, 8]
+
+
+def test_a_snapshot_dies_at_its_del() -> None:
+    node = p.Stepper()
+    state = node.state_dict()
+    ref = weakref.ref(state)
+    node.n += 1
+    node.load_state_dict(state)
+    del state
+    assert ref() is None
+    other = node.get_state()
+    ref = weakref.ref(other)
+    node.n += 1
+    del other
+    assert ref() is None
