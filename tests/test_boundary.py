@@ -1470,12 +1470,21 @@ def test_a_container_the_function_made_and_kept_in_is_not_looked_at_until_it_is_
             names = locals()
             row.extend([n])
             return names
+
+        def made_in_the_other_branch(flag, lib):
+            row = lib.buffer()
+            if flag:
+                row = []
+            else:
+                row.clear()
+            return row
     ''')
     assert calls["private"] == []
     # ``[0.0] * n`` of a parameter is not known to be a new list (``n.__rmul__`` may answer).
     assert _marked_calls("def f(n):\n    row = [0.0] * n\n    row.sort()\n")["f"] == ["wrote"]
     assert calls["let_out_first"] == ["kept", "wrote"]
-    for name in ("passed", "closure", "rebound", "made_in_a_branch", "frame"):
+    # A branch that makes a new list says nothing of the other branch's (``else: rows.clear()``).
+    for name in ("passed", "closure", "rebound", "made_in_a_branch", "frame", "made_in_the_other_branch"):
         assert calls[name] == ["wrote"], name
 
 

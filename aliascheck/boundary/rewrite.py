@@ -591,8 +591,10 @@ class Marker(ast.NodeTransformer):
 
     # Every statement list (module, function and class bodies, loops, branches, with, try) is walked.
     def generic_visit(self, node: ast.AST) -> ast.AST:
+        entry = self.private  # each statement list starts from it: a branch's container is not its sibling's
         for field, value in ast.iter_fields(node):
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                self.private = entry
                 out: list[ast.stmt] = []
                 last = self.last_uses[1] if value is self.last_uses[0] else {}
                 for index, stmt in enumerate(value):
