@@ -98,6 +98,8 @@ CHECKS: dict[str, str] = {
                "test that received it",
     "resubmit": "the sender giving an argument to another call, after writing it while an earlier call that was "
                 "given it still runs",
+    "emptied": "the sender emptying an argument (clear(), del x[:]) while the call that was given it still runs "
+               "in another thread, having written nothing into it",
     "feed": "the feeder thread pickling the message",
     "sync": "the sender's next receive (a reply, a result): it may change the message after that",
     "cache-hit": "a later call of the cache, handing the value out again",
@@ -123,6 +125,8 @@ SERIALISED_FIX = ("snapshot the tensors and arrays before the hand-off (t.detach
                   "the worker serialises them later")
 # A call's argument the sender wrote while the call ran, given to another call: judged for the running one.
 RESUBMITTED = "resubmit"
+# A call's argument its sender emptied while the call runs (a reused buffer): judged for the running call.
+EMPTIED = "emptied"
 KEPT_AGAIN = "kept again"  # one line keeping the very object again: a history of one object
 RECEIVER_WRITE = "receiver write"  # one receiver of a message object several took, writing into it
 # lru_cache/cache/cached_property values (plugins/caches.py), and the test harness's own cache: a shared

@@ -37,7 +37,7 @@ import aliascheck.probe as probe
 import aliascheck.records as records
 import aliascheck.sites as sites
 from aliascheck.fingerprint import fingerprint
-from aliascheck.kinds import RESUBMITTED, SERIALISED, SERIALISED_LATE, SHARED_RECEIPT
+from aliascheck.kinds import EMPTIED, RESUBMITTED, SERIALISED, SERIALISED_LATE, SHARED_RECEIPT
 from aliascheck.records import Record
 
 # The channels, as findings name their owner (aliascheck.kinds.CHANNELS says how to render them).
@@ -536,6 +536,24 @@ def _resubmitted(args: Any, kwargs: Any) -> None:
             if any(x is y for x in written for y in (*rargs, *rkwargs.values())):
                 _judge(rec, RESUBMITTED)
     except Exception:  # pragma: no cover - aliascheck's own bug must not break the submit
+        pass
+
+
+def emptied(obj: Any) -> None:
+    """This thread left *obj* (a dict or list) empty, a call it was given to running in another thread
+    that has not written into it: the sender reuses the buffer the call reads (``t = Thread(target=upload,
+    args=(rows,)); t.start(); rows.clear()``). Judged for that call now. A container the call fills
+    itself (a results list it appends to, that the sender drains) is the call's own: not judged. Never
+    raises."""
+    try:
+        me = threading.get_ident()
+        for ident, rec in list(_serialising.items()):
+            if ident == me or rec.flagged or rec.kind != "call":
+                continue
+            args, kwargs = rec.obj
+            if any(x is obj for x in (*args, *kwargs.values())):
+                _judge(rec, EMPTIED)
+    except Exception:  # pragma: no cover - aliascheck's own bug must not break the program's write
         pass
 
 

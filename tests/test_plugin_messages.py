@@ -243,6 +243,98 @@ def test_one_dict_submitted_again_is_judged_by_who_wrote_it_since_a_worker_took_
     result.stdout.fnmatch_lines(["*seen by:  the sender giving an argument to another call, after writing it*"])
 
 
+def test_an_argument_its_sender_empties_while_the_call_runs_is_judged_for_that_call(pytester):
+    """``Thread(target=upload, args=(rows,)).start(); rows.clear()``: the sender reuses the buffer the
+    running thread reads (the upload sees no rows). Judged at the sender's write that leaves it empty,
+    for the call still running that was given it and wrote nothing into it. Clean: a new list for the
+    next batch, a copy handed over, the thread joined before the clear, a results list the thread fills
+    and the sender drains, a flag the sender sets, the same buffer emptied by the thread itself."""
+    pytester.makepyfile(test_emptied="""
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        def upload(gate, rows, sent):
+            gate.wait(5)  # the network: the rows are read after start() returned
+            sent.append(list(rows))
+
+        def flush_all(how):
+            gate, sent, threads, rows = threading.Event(), [], [], []
+            for i in range(4):
+                rows.append(i)
+                if len(rows) == 2:
+                    t = threading.Thread(target=upload, args=(gate, list(rows) if how == "copy" else rows, sent))
+                    t.start()
+                    threads.append(t)
+                    if how == "join":
+                        gate.set()
+                        t.join()
+                    if how == "new":
+                        rows = []
+                    else:
+                        rows.clear()
+            gate.set()
+            for t in threads:
+                t.join()
+            return sorted(sent)
+
+        def test_buggy_cleared():
+            assert flush_all("clear") == [[], []]
+
+        def test_fixed_new_list():
+            assert flush_all("new") == [[0, 1], [2, 3]]
+
+        def test_fixed_copy():
+            assert flush_all("copy") == [[0, 1], [2, 3]]
+
+        def test_fixed_joined_first():
+            assert flush_all("join") == [[0, 1], [2, 3]]
+
+        def collect(started, gate, out, lock):
+            with lock:
+                out.append(1)
+            started.set()
+            gate.wait(5)
+
+        def test_results_the_thread_fills_and_the_sender_drains():
+            started, gate, out, lock = threading.Event(), threading.Event(), [], threading.Lock()
+            t = threading.Thread(target=collect, args=(started, gate, out, lock))
+            t.start()
+            started.wait(5)
+            with lock:
+                got = list(out)
+                out.clear()
+            gate.set()
+            t.join()
+            assert got == [1]
+
+        def consume(gate, work):
+            gate.wait(5)
+            work.clear()
+
+        def test_work_the_call_empties_itself():
+            gate, work = threading.Event(), [1, 2]
+            with ThreadPoolExecutor(max_workers=1) as ex:
+                ex.submit(consume, gate, work)
+                gate.set()
+            assert work == []
+
+        def test_a_flag_the_sender_sets():
+            gate, flags = threading.Event(), {"stop": False}
+            t = threading.Thread(target=gate.wait, args=(5,))
+            t.start()
+            flags["stop"] = True
+            gate.set()
+            t.join()
+    """)
+    result = pytester.runpytest(*RUN, "-rA")
+    result.assert_outcomes(passed=6, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_emptied.py::test_buggy_cleared*"])
+    result.stdout.fnmatch_lines([
+        _literal("E   aliascheck.errors.AliasFinding: flush_all (test_emptied.py:13) sent a message it changed after "
+                 "Thread(args=...): args[1]: list shrank from 2 to 0 items (removed 0, 1)")])
+    result.stdout.fnmatch_lines(["*" + _literal("seen by:  the sender emptying an argument (clear(), del x[:])") + "*"])
+
+
 def test_one_dict_given_to_a_task_not_started_yet_then_changed_for_the_next(pytester):
     """``msg["to"] = u; asyncio.create_task(send(msg, out))`` in a loop: the tasks run after the loop, so
     each reads the last value. Judged when the object is given to the next task while an earlier one has

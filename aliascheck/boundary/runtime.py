@@ -468,8 +468,13 @@ def _written_by_project(target: Any, root: Any) -> None:
         _receiver_wrote(t, target if id(target) in t.receivers else root)
     if t.taken and (id(target) in t.taken or id(root) in t.taken):
         who = _actor()
+        taker, before = t.taken.get(id(target)), t.taken_writes.get(id(target))
         t.taken_writes[id(target)] = t.taken_writes[id(root)] = who
         t.taken_threads[id(target)] = t.taken_threads[id(root)] = threading.get_ident()
+        # Left empty by another than the receiver, who wrote nothing into it: a buffer its sender reuses.
+        if (taker is not None and who != taker and before != taker and type(target) in (list, dict)
+                and not target and (log := sys.modules.get("aliascheck.plugins.message_log")) is not None):
+            log.emptied(target)
     if CLEAN:
         CLEAN.discard(id(target))  # its next return or yield is told again
     if t.foreign and mutability.is_buffer(target) and (span := _address(target)) is not None:
