@@ -12,6 +12,7 @@ import it.
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Any
 
 import aliascheck.keepers as keepers
@@ -192,6 +193,13 @@ def held_changed(led: Any, rec: Record, fp: Fingerprint, check: str) -> None:
         snapshot_changed(led, rec, fp, check, within)
 
 
+def pieces_changed(led: Any, rec: Record, fp: Fingerprint, check: str) -> None:
+    """*Kept in pieces*, for a snapshot nobody holds (:func:`buffer_pieces` found its live buffers
+    referred to elsewhere): judged where a consumer kept a changed buffer of it."""
+    if within := kept_in_pieces(led.records, rec, fp, buffers_only=True):
+        snapshot_changed(led, rec, fp, check, within)
+
+
 def rehandover(led: Any, prev: Record, fp: Fingerprint, local_refs: int) -> None:
     """*Held*: the same object handed over again, changed, is judged while an earlier keeper still
     holds it (or, *Kept in pieces*, a changed part of it); nobody kept it: the new one is the baseline."""
@@ -306,8 +314,26 @@ def adopted_changed(led: Any, rec: Record, check: str, local_refs: int = 0) -> N
 
 
 # -- Kept in pieces -------------------------------------------------------------------------
+def buffer_pieces(rec: Record) -> list[tuple[str, Any]]:
+    """(path, tensor or array) of the live buffers the ledger follows through *rec*'s snapshot:
+    ``best = {k: v.cpu() for k, v in model.state_dict().items()}`` drops the snapshot and keeps its
+    very tensors (``.cpu()`` of a CPU tensor is the tensor), which the owner's training then writes."""
+    types_ = probe.buffer_types()
+    live = {id(part) for part, _ in rec.live or ()}
+    wanted = set()
+    for _, part in rec.indexed:
+        # The snapshot's slot, the ledger's pair (and its live pair), this loop's name, getrefcount's
+        # argument: held by nobody else, it is kept by nobody (no heap scan for it).
+        if isinstance(part, types_) and sys.getrefcount(part) > 4 + (id(part) in live):
+            wanted.add(id(part))
+    part = None
+    if not wanted:
+        return []
+    return [(path, part) for path, part in probe.parts(rec.obj, "", 4, False) if path and id(part) in wanted]
+
+
 def kept_in_pieces(records: dict[int, Record], rec: Record, fp: Fingerprint, node: Any = None,
-                   node_id: int | None = None) -> list[str]:
+                   node_id: int | None = None, buffers_only: bool = False) -> list[str]:
     """*Kept in pieces*: a consumer may keep a changed part of the snapshot rather than the snapshot
     itself: that part is kept. Returns the paths of the changed parts kept outside the snapshot.
 
@@ -323,7 +349,11 @@ def kept_in_pieces(records: dict[int, Record], rec: Record, fp: Fingerprint, nod
         attrs = vars(owner) if owner is not None else {}
     except TypeError:
         attrs = {}
-    candidates, inside = keepers.referenced_parts(rec.obj, list(attrs.values()))
+    if buffers_only:
+        candidates, inside = buffer_pieces(rec), {id(rec.obj)}
+    else:
+        candidates, inside = keepers.referenced_parts(rec.obj, list(attrs.values()))
+        candidates += buffer_pieces(rec)
     if not candidates:
         return []
     changed = [c.path for c in diff(rec.fp, fp) if c.path]
@@ -337,8 +367,18 @@ def kept_in_pieces(records: dict[int, Record], rec: Record, fp: Fingerprint, nod
         ignore.add(node_id)
     ignore.update(map(id, candidates))
     ignore.update(map(id, wanted))
+    ignore.update(map(id, rec.indexed))  # the ledger's own (key, part) pairs
+    ignore.update(map(id, rec.live or ()))
     keepers.expect(part for _, part in wanted)
-    kept_parts = [(path, part) for path, part in wanted if keepers.held_by(part, ignore, set(), 4)]
+    # A buffer inside another record's value (a filtered dict a load was given) is held only if that
+    # value is: looked through, as held() does.
+    through: set[int] = set()
+    if buffers_only:
+        for other in records.values():
+            if other is not rec:
+                through.update(map(id, probe.reachable(other.obj)))
+        through.difference_update(map(id, (part for _, part in wanted)))
+    kept_parts = [(path, part) for path, part in wanted if keepers.held_by(part, ignore, through, 4)]
     if not kept_parts:
         return []
     # A part inside an earlier snapshot of the same owner (its last state_dict(), still recorded) is

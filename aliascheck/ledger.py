@@ -611,9 +611,15 @@ class Ledger:
     def _verify_all(self, check: str) -> None:
         with self.lock:
             records = list(self.records.values())
-        changed = []
+        changed: list[tuple[Record, Fingerprint]] = []
+        pieces: list[tuple[Record, Fingerprint]] = []
         for rec in records:
-            if rec.flagged or not judge.judged(rec):
+            if rec.flagged:
+                continue
+            whole = judge.judged(rec)
+            # Dropped but for live buffers the ledger follows, which something else refers to: a
+            # consumer may keep those (rule *Kept in pieces*: ``{k: v.cpu() for k, v in sd.items()}``).
+            if not whole and (not rec.indexed or rec.gone() or not judge.buffer_pieces(rec)):
                 continue
             if rec.live is not None and _live_unchanged(rec):
                 with self.lock:
@@ -623,12 +629,16 @@ class Ledger:
             with self.lock:
                 self.stats.checked += 1
             if fp.digest != rec.fp.digest:
-                changed.append((rec, fp))
+                (changed if whole else pieces).append((rec, fp))
         keepers.expect(rec.obj for rec, _ in changed)  # who holds them: one scan of the heap for all
         for rec, fp in changed:
             with self.lock:  # a worker's re-handover may have judged it meanwhile
                 if not rec.flagged and fp.digest != rec.fp.digest:
                     judge.held_changed(self, rec, fp, check)
+        for rec, fp in pieces:
+            with self.lock:
+                if not rec.flagged:
+                    judge.pieces_changed(self, rec, fp, check)
 
     def ignored(self, owner: str, path: str) -> bool:
         """Whether an ignore pattern (the session's or the test's marker's) matches ``path`` or ``owner:path``."""
