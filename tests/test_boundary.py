@@ -3442,6 +3442,7 @@ def test_a_log_record_only_pytests_capture_keeps_is_the_harness_not_the_program(
 
 COLLECTED = """
     import asyncio
+    import itertools
     from concurrent.futures import ThreadPoolExecutor
 
     _row = {}
@@ -3537,6 +3538,29 @@ COLLECTED = """
     def test_a_refilling_generator_read_one_at_a_time():
         assert [r["id"] for r in rows_of("123")] == [1, 2, 3]
 
+    def test_buggy_pairs_of_a_refilling_generator():
+        pairs = [(a["id"], b["id"]) for a, b in itertools.pairwise(rows_of("123"))]
+        assert pairs == [(2, 2), (3, 3)]
+
+    def test_buggy_pairs_of_a_refilling_generator_in_a_loop():
+        steps = []
+        for a, b in itertools.pairwise(rows_of("123")):
+            steps.append(b["id"] - a["id"])
+        assert steps == [0, 0]
+
+    def test_buggy_tee_of_a_refilling_generator():
+        ahead, behind = itertools.tee(rows_of("123"))
+        assert [r["id"] for r in ahead] == [1, 2, 3]
+        assert [r["id"] for r in behind] == [3, 3, 3]
+
+    def test_pairs_of_new_rows():
+        pairs = [(a["id"], b["id"]) for a, b in itertools.pairwise(rows_fresh("123"))]
+        assert pairs == [(1, 2), (2, 3)]
+
+    def test_tee_of_new_rows():
+        ahead, behind = itertools.tee(rows_fresh("123"))
+        assert [r["id"] for r in ahead] == [r["id"] for r in behind] == [1, 2, 3]
+
     _NODES = {}
 
     def intern_node(name):
@@ -3589,7 +3613,8 @@ COLLECTED = """
 
 
 def test_one_object_refilled_and_handed_out_again_collected_by_a_library(pytester: pytest.Pytester) -> None:
-    # Consumers are keepers: asyncio.gather, an executor's map and list() hold every result at once.
+    # Consumers are keepers: asyncio.gather, an executor's map and list() hold every result at once;
+    # itertools' pairwise, tee and groupby hold an item past the next one.
     # A function (or coroutine, or generator) that writes into something it keeps past the call and
     # hands it out again hands out one object: the collected list holds it at several places, each
     # showing the last fill. New objects, a container never written, results read at once, and a
@@ -3599,8 +3624,11 @@ def test_one_object_refilled_and_handed_out_again_collected_by_a_library(pyteste
     assert flagged(result) == {"test_buggy_gather_bound_by_the_test", "test_buggy_gather_awaited_in_project_code",
                                "test_buggy_pool_map", "test_buggy_list_of_a_refilling_generator",
                                "test_buggy_two_envs_each_refilling_its_one_obs",
-                               "test_buggy_envs_stepped_in_a_comprehension"}, result.stdout.str()
-    assert len(outcomes(result)) == 15
+                               "test_buggy_envs_stepped_in_a_comprehension",
+                               "test_buggy_pairs_of_a_refilling_generator",
+                               "test_buggy_pairs_of_a_refilling_generator_in_a_loop",
+                               "test_buggy_tee_of_a_refilling_generator"}, result.stdout.str()
+    assert len(outcomes(result)) == 20
     result.stdout.fnmatch_lines([
         "*a list holds one live dict 3 times (returned by parse()), changed after it was kept*",
         "*let out:  *test_user.py:* in parse",

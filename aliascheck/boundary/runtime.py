@@ -710,6 +710,10 @@ BUFFER_OR_WATCHED, RETURNING, REFILLED = _gates.buffer_or_watched, _gates.return
 # What may hold a yielded buffer for a consumer: a library's list under construction (list(gen),
 # a comprehension), the consumer's own collection.
 _HOLDERS = (list, dict, set, tuple, collections.deque)
+# Library iterators that hold an item past the next one: pairwise's previous item, a tee's buffered
+# items, groupby's current item. Never iterated here (that would consume them): each holds it once.
+_ITER_HOLDERS = (*((itertools.pairwise,) if hasattr(itertools, "pairwise") else ()),
+                 type(gc.get_referents(itertools.tee(())[0])[0]), itertools.groupby)
 
 
 def yielded(value: Any, site: int) -> None:
@@ -782,20 +786,24 @@ def _handed_again(value: Any, site: int, producer: Any, verb: str, instance: Any
         return
     if verb == "yield" and _marked_loop(producer.f_back):
         # A loop of the project's consumes it: its keeps are judged where they are (rule Kept), but for
-        # one inside a tuple the loop builds (``frames.append((i, frame))``), looked for once per site.
+        # one inside a tuple the loop builds (``frames.append((i, frame))``), or a library iterator
+        # between the two (``for a, b in pairwise(gen())``), looked for once per site.
         if site in t.tuples_looked:
             return
         t.tuples_looked.add(site)
         found = gc.get_referrers(value)
         tuples = [r for r in found if type(r) is tuple]
         holders = [r for r in tuples if _collected(r, (found, tuples))]
+        holders += [r for r in found if type(r) in _ITER_HOLDERS]
         del found, tuples
     else:
-        holders = [r for r in gc.get_referrers(value) if type(r) in _HOLDERS]
+        holders = [r for r in gc.get_referrers(value) if type(r) in _HOLDERS or type(r) in _ITER_HOLDERS]
     if not holders:
         return
 
     def held(h: Any) -> tuple[int, bool]:  # the most copies; a collection before a dict (an instance's own)
+        if type(h) in _ITER_HOLDERS:
+            return 1, True
         return sum(1 for v in (h.values() if type(h) is dict else h) if v is value), type(h) is not dict
 
     holder = max(holders, key=held)

@@ -1,0 +1,25 @@
+"""pairwise over copies of the blocks (acoular's fix, made by the consumer): each pair is two blocks."""
+
+import itertools
+
+import numpy as np
+
+
+class PointSource:
+    """Stands in for acoular's result generators: blocks of samples, one buffer for all of them."""
+
+    def __init__(self, signal):
+        self.signal = signal
+
+    def result(self, num):
+        block = np.empty(num)  # allocated once, refilled for every block
+        for start in range(0, len(self.signal), num):
+            block[:] = self.signal[start:start + num]
+            yield block
+
+
+signal = np.arange(12, dtype=float)
+steps = [float(b[0] - a[0]) for a, b in itertools.pairwise(blk.copy() for blk in PointSource(signal).result(4))]
+
+print("steps between blocks:", steps)
+assert steps == [4.0, 4.0]
