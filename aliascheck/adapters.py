@@ -33,11 +33,12 @@ BUNDLED = {
     "messages": ("aliascheck.plugins.messages", None),
     "asyncio": ("aliascheck.plugins.asyncio_queue", "asyncio"),
     "caches": ("aliascheck.plugins.caches", None),
+    "mocks": ("aliascheck.plugins.mocks", "unittest.mock"),
 }
 # Not started in a child process: their install costs a child ~40 ms of start-up (messages
 # imports multiprocessing.queues and concurrent.futures.process; caches rescans the project's
 # modules), and children rarely pass messages or keep caches the test could see.
-PARENT_ONLY = frozenset({"messages", "asyncio", "caches"})
+PARENT_ONLY = frozenset({"messages", "asyncio", "caches", "mocks"})
 
 
 class Adapters:

@@ -29,6 +29,7 @@ from .kinds import (
     CHECKS,
     COPY_CHECKS,
     LOAD_METHODS,
+    MOCK_READ,
     SERIALISED,
     SERIALISED_FIX,
     SERIALISED_LATE,
@@ -215,6 +216,9 @@ def _gist(bug: Bug) -> str:
         if f.check == SERIALISED_LATE:
             return f"{sender} handed over a value another task or thread changed before the worker serialised it: " \
                    f"{bug.change}"
+        if f.check == MOCK_READ:
+            return (f"{sender} changed an argument after calling the mock {f.label!r}; the test reads the recorded "
+                    f"call as it is now: {bug.change}")
         if f.check == SHARED_RECEIPT:
             return f"{sender} sent one message object to several receivers; it changed after one took it: " \
                    f"{bug.change}"

@@ -100,6 +100,8 @@ CHECKS: dict[str, str] = {
                 "given it still runs",
     "emptied": "the sender emptying an argument (clear(), del x[:]) while the call that was given it still runs "
                "in another thread, having written nothing into it",
+    "mock-read": "the test reading the mock's recorded calls (call_args, call_args_list, mock_calls, an assert_* "
+                 "method): an argument changed after the call",
     "feed": "the feeder thread pickling the message",
     "sync": "the sender's next receive (a reply, a result): it may change the message after that",
     "cache-hit": "a later call of the cache, handing the value out again",
@@ -127,6 +129,9 @@ SERIALISED_FIX = ("snapshot the tensors and arrays before the hand-off (t.detach
 RESUBMITTED = "resubmit"
 # A call's argument its sender emptied while the call runs (a reused buffer): judged for the running call.
 EMPTIED = "emptied"
+# A mock's recorded call (unittest.mock keeps the arguments), read by the test after an argument changed.
+MOCK = "unittest.mock"
+MOCK_READ = "mock-read"
 KEPT_AGAIN = "kept again"  # one line keeping the very object again: a history of one object
 RECEIVER_WRITE = "receiver write"  # one receiver of a message object several took, writing into it
 # lru_cache/cache/cached_property values (plugins/caches.py), and the test harness's own cache: a shared
@@ -146,6 +151,9 @@ CHANNELS: dict[str, tuple[str, str]] = {
         "Thread(args=...)", "pass a copy in args/kwargs, or do not change it before the thread starts"),
     "pickle.dumps": ("dumps", "do not change an out-of-band buffer before loads, or pickle it in-band"),
     "asyncio.Queue": ("put", "put a copy, or do not change it after put"),
+    MOCK: ("calling the mock", "pass the callee a copy (send(list(pending))), or bind a new value instead of "
+           "changing this one (self.pending = []); or let the test record copies (a side_effect that copies "
+           "the arguments: unittest.mock's \"Coping with mutable arguments\")"),
     "asyncio.create_task": ("create_task", "give each task its own copy, or do not change it before the task runs"),
     "multiprocessing.Process": (
         "Process(args=...)", "pass a copy in args/kwargs, or do not change it before start() (a fork copies then)"),

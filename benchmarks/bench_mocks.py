@@ -1,0 +1,104 @@
+"""The mocks adapter's added cost per mock call, as ratios to the plain call.
+
+    python benchmarks/bench_mocks.py [--rounds N] [--calls N]
+
+Each shape is timed three ways in interleaved rounds: plain (no session: ``unittest.mock`` as
+shipped), installed while no test records (between tests: one global read), and recording
+(inside a test of a ``Session`` whose project is this directory). Shapes:
+
+- ``no args``: ``m()``;
+- ``atoms``: ``m(1, "a", key=2.0)`` (nothing judged: no fingerprint);
+- ``dict``: ``m({"id": i, "tags": ["a"]})`` of one dict (fingerprinted as the call returns);
+- ``object``: ``m(obj)`` of an instance (compared by identity: not judged);
+- ``read``: ``m.call_args`` after one recorded ``dict`` call (the judge at each read).
+
+Prints ns per call (medians over rounds) and each mode's ratio to plain. Absolute times drift
+20% between runs; compare the ratios of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+from unittest import mock
+
+from aliascheck.config import Options
+from aliascheck.session import Session
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Job:
+    def __init__(self) -> None:
+        self.name = "build"
+
+
+def shapes() -> dict[str, Callable[[], Any]]:
+    m, job, payload = mock.Mock(), Job(), {"id": 1, "tags": ["a"]}
+    reader = mock.Mock()
+    reader(payload)
+    return {
+        "no args": lambda: m(),
+        "atoms": lambda: m(1, "a", key=2.0),
+        "dict": lambda: m(payload),
+        "object": lambda: m(job),
+        "read": lambda: reader.call_args,
+    }
+
+
+def per_call(fn: Callable[[], Any], calls: int) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def measure(rounds: int, calls: int) -> dict[str, dict[str, float]]:
+    names = list(shapes())
+    samples: dict[str, dict[str, list[float]]] = {name: {} for name in names}
+    for _ in range(rounds):
+        plain = shapes()  # fresh mocks each round: their call lists grow with every call
+        for name in names:
+            samples[name].setdefault("plain", []).append(per_call(plain[name], calls))
+        session = Session(Options(enabled=True, steps=0, roots=(HERE,)))
+        session.start()
+        session.adapters.refresh()  # installs the mocks adapter now, as the first test would
+        try:
+            assert "mocks" in session.adapters.installed, session.adapters.installed
+            installed = shapes()
+            for name in names:
+                samples[name].setdefault("installed", []).append(per_call(installed[name], calls))
+            session.begin_test("bench")
+            recording = shapes()
+            for name in names:
+                samples[name].setdefault("recording", []).append(per_call(recording[name], calls))
+            found = session.end_test(0)
+            assert not found, found  # nothing was changed after a call: no finding
+        finally:
+            session.stop()
+    return {name: {k: statistics.median(v) for k, v in by.items()} for name, by in samples.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=5_000)
+    args = parser.parse_args(argv)
+    medians = measure(args.rounds, args.calls)
+    print(f"{'shape':10}{'plain ns':>10}{'installed ns':>14}{'ratio':>7}{'recording ns':>14}{'ratio':>8}")
+    for name, m in medians.items():
+        base = m["plain"]
+        print(f"{name:10}{base * 1e9:10.0f}{m['installed'] * 1e9:14.0f}{m['installed'] / base:7.2f}"
+              f"{m['recording'] * 1e9:14.0f}{m['recording'] / base:8.2f}")
+    print("(installed: between tests, one global read; recording: inside a test; ratio = mode / plain)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
