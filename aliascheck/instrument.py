@@ -165,9 +165,12 @@ def state_enter() -> Any:
     return (led, depth)
 
 
-def state_exit(token: Any, owner: Any, result: Any, raised: bool, kind: str, refs: int = 3) -> None:
+def state_exit(token: Any, owner: Any, result: Any, raised: bool, kind: str, refs: int = 3,
+               handles: bool = False) -> None:
     """The state method *token* came from returned *result* (or *raised*). *refs*: the references the
-    callers hold to *result*, this parameter and the handover's included (a fresh state is told by them)."""
+    callers hold to *result*, this parameter and the handover's included (a fresh state is told by them).
+    *handles*: the caller asked for live objects (torch's ``keep_vars=True``): recorded (a keep of it is
+    told by the boundary), never judged as a snapshot."""
     if token is None:
         return
     led, depth = token
@@ -184,7 +187,7 @@ def state_exit(token: Any, owner: Any, result: Any, raised: bool, kind: str, ref
         return
     nested, _tls.nested = _tls.nested, None
     led.note_root(owner)
-    led.handover(result, owner, kind, nested, local_refs=refs)
+    led.handover(result, owner, kind, nested, local_refs=refs, handles=handles)
 
 
 def load_enter(node: Any, state: Any, kind: str) -> Any:
@@ -264,7 +267,10 @@ def _handover(original: Any, kind: str) -> Any:
                 state_exit(token, self, None, True, kind)
             raise
         if token is not None:
-            state_exit(token, self, result, False, kind)
+            # ``state_dict(keep_vars=True)``: torch hands out the Parameters themselves, on request: handles,
+            # not a snapshot.
+            state_exit(token, self, result, False, kind, handles=kwargs.get("keep_vars") is True or (
+                len(args) > 2 and args[2] is True))
         return result
 
     return state_dict

@@ -12,7 +12,9 @@ import it.
 from __future__ import annotations
 
 import contextlib
+import gc
 import sys
+import types
 from typing import Any
 
 import aliascheck.keepers as keepers
@@ -22,6 +24,7 @@ import aliascheck.sites as sites
 from .diff import Change, diff
 from .fingerprint import Fingerprint, fingerprint
 from .kinds import LOAD_METHODS, STATE_METHODS
+from .mutability import ATOMS as _ATOMS
 from .records import Record, Unreferenced
 
 SHARED_DEPTH = 8  # how deep a judged owner is walked for what its snapshot shares (a Loader's pipeline)
@@ -135,7 +138,8 @@ def alias_warnings(led: Any, rec: Record, changed: set[str]) -> set[str]:
 def judged(rec: Record) -> bool:
     """*Held*, the cheap first look: a watched record, one another node adopted, or a snapshot with
     more references than its record, the caller and its owner hold. Never one the program let die."""
-    return not rec.gone() and (rec.always or rec.adopter is not None or keepers.held_elsewhere(rec, 0))
+    return not rec.gone() and not rec.handles and (
+        rec.always or rec.adopter is not None or keepers.held_elsewhere(rec, 0))
 
 
 def held(led: Any, rec: Record, local_refs: int = 0, passing: frozenset[int] = frozenset()) -> bool:
@@ -203,7 +207,7 @@ def pieces_changed(led: Any, rec: Record, fp: Fingerprint, check: str) -> None:
 def rehandover(led: Any, prev: Record, fp: Fingerprint, local_refs: int) -> None:
     """*Held*: the same object handed over again, changed, is judged while an earlier keeper still
     holds it (or, *Kept in pieces*, a changed part of it); nobody kept it: the new one is the baseline."""
-    if prev.flagged or prev.fp.digest == fp.digest:
+    if prev.flagged or prev.handles or prev.fp.digest == fp.digest:
         return
     if held(led, prev, local_refs):
         led.stats.checked += 1
@@ -314,22 +318,61 @@ def adopted_changed(led: Any, rec: Record, check: str, local_refs: int = 0) -> N
 
 
 # -- Kept in pieces -------------------------------------------------------------------------
-def buffer_pieces(rec: Record) -> list[tuple[str, Any]]:
+def buffer_pieces(rec: Record, owned: bool = True) -> list[tuple[str, Any]]:
     """(path, tensor or array) of the live buffers the ledger follows through *rec*'s snapshot:
     ``best = {k: v.cpu() for k, v in model.state_dict().items()}`` drops the snapshot and keeps its
-    very tensors (``.cpu()`` of a CPU tensor is the tensor), which the owner's training then writes."""
+    very tensors (``.cpu()`` of a CPU tensor is the tensor), which the owner's training then writes.
+    Not *owned*: the owner's own objects are not told apart (no walk of it: at every handover)."""
+    if rec.handles or not rec.indexed or rec.gone():
+        return []
     types_ = probe.buffer_types()
     live = {id(part) for part, _ in rec.live or ()}
+    runtime = sys.modules.get("aliascheck.boundary.runtime")
+    # Written in place by the project since (``shadow[k].mul_(d)`` of an EMA's own dict of them): handles
+    # it keeps to write through, not a value it kept (rule *Who wrote it, for whom*).
+    written = runtime._test.written if runtime is not None and runtime._on else {}
     wanted = set()
     for _, part in rec.indexed:
         # The snapshot's slot, the ledger's pair (and its live pair), this loop's name, getrefcount's
         # argument: held by nobody else, it is kept by nobody (no heap scan for it).
-        if isinstance(part, types_) and sys.getrefcount(part) > 4 + (id(part) in live):
+        if isinstance(part, types_) and id(part) not in written and sys.getrefcount(part) > 4 + (id(part) in live):
             wanted.add(id(part))
     part = None
     if not wanted:
         return []
+    # The owner's own objects (``state_dict(keep_vars=True)`` hands out the Parameters themselves): held
+    # by the owner, live by design.
+    owner = rec.owner() if owned else None
+    if owner is not None:
+        wanted -= _held_by_owner(owner, wanted, types_)
+        if not wanted:
+            return []
     return [(path, part) for path, part in probe.parts(rec.obj, "", 4, False) if path and id(part) in wanted]
+
+
+_NOT_STATE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+              types.CodeType, types.FrameType)
+_OWNER_WALK = 100_000  # objects looked at in one owner: past it, what was not found counts as not its own
+
+
+def _held_by_owner(owner: Any, wanted: set[int], buffers: tuple[type, ...]) -> set[int]:
+    """The ids of *wanted* that *owner* reaches through its own objects (a module's submodules' parameter
+    dicts), never through code, classes or modules: one ``gc.get_referents`` call per level, bounded."""
+    seen, level = {id(owner)}, [owner]
+    found: set[int] = set()
+    while level and len(seen) < _OWNER_WALK and len(found) < len(wanted):
+        following = []
+        for ref in gc.get_referents(*level):
+            key = id(ref)
+            if key in seen or type(ref) in _ATOMS or isinstance(ref, _NOT_STATE):
+                continue
+            seen.add(key)
+            if key in wanted:
+                found.add(key)
+            elif not isinstance(ref, buffers):
+                following.append(ref)
+        level = following
+    return found
 
 
 def kept_in_pieces(records: dict[int, Record], rec: Record, fp: Fingerprint, node: Any = None,

@@ -135,7 +135,7 @@ class Ledger:
             # Held by this table alone (getrefcount's argument aside): nobody can change it any more,
             # dropped with no look at the owner.
             if rec.adopter is not None and not rec.gone() or (rec.others() > 0 and (
-                    rec.always or keepers.held_elsewhere(rec, 0))):
+                    rec.always or keepers.held_elsewhere(rec, 0))) or judge.buffer_pieces(rec, owned=False):
                 continue
             del self.records[key]
             self._unindex(rec)
@@ -213,9 +213,11 @@ class Ledger:
         return threading.get_ident() in self._older_threads
 
     def handover(
-        self, obj: Any, owner: Any, kind: str, nested: list | None = None, local_refs: int = 2, always: bool = False
+        self, obj: Any, owner: Any, kind: str, nested: list | None = None, local_refs: int = 2, always: bool = False,
+        handles: bool = False,
     ) -> None:
-        """Record *obj* as handed over by *owner*. *local_refs*: the caller's references to it.
+        """Record *obj* as handed over by *owner*. *local_refs*: the caller's references to it. *handles*:
+        live objects the caller asked for (``state_dict(keep_vars=True)``): recorded, never judged.
 
         *nested*: ``(part, inner owner)`` for each state_dict() an inner owner made during
         this call; changes under a part are blamed on its owner.
@@ -279,6 +281,8 @@ class Ledger:
             rec = Snapshot(owner_name, label, kind, where, threading.current_thread().name, self.test,
                            obj, fp, owner, always=always)
             rec.nested = [(id(part), qualname_of(type(o)), self.label(o), type(o)) for part, o in inner]
+            if handles:
+                rec.handles = True
             if live is not None:
                 rec.live = live
             self.records[id(obj)] = rec
@@ -302,9 +306,11 @@ class Ledger:
         pile up until the next sweep, and every garbage collection would walk it)."""
         prev = self._last.get(owner)
         self._last[owner] = rec
-        # Nobody else can reach it to change it (or it died: a weakly held one leaves its record to the sweep).
+        # Nobody else can reach it to change it (or it died: a weakly held one leaves its record to the sweep),
+        # nor keeps a live buffer of it (rule *Kept in pieces*, judged at the end: by reference count here).
         if (prev is not None and prev is not rec and not prev.always and prev.adopter is None
-                and prev.others() == 0 and self.records.get(id(prev.obj)) is prev):
+                and prev.others() == 0 and self.records.get(id(prev.obj)) is prev
+                and not judge.buffer_pieces(prev, owned=False)):
             del self.records[id(prev.obj)]
             self._unindex(prev)
 
@@ -580,7 +586,7 @@ class Ledger:
     def verify(self, obj: Any, check: str, fp: Fingerprint | None = None) -> bool:
         """Compare *obj* (fingerprinted now, or as *fp*) with its handover record, if it has one; True if it changed."""
         rec = self.records.get(id(obj))
-        if rec is None or rec.obj is not obj or rec.flagged or not self.recording:
+        if rec is None or rec.obj is not obj or rec.flagged or rec.handles or not self.recording:
             return False
         if fp is None and rec.live is not None and _live_unchanged(rec):
             with self.lock:

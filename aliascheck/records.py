@@ -35,7 +35,7 @@ class Record:
     __slots__ = ("owner_name", "label", "kind", "where", "thread", "test", "obj", "fp", "owner", "owner_type",
                  "nested", "always", "flagged", "aliases", "shares", "adopter", "adopted", "adopted_parts",
                  "indexed", "live", "key", "keeper", "until", "flat", "plain", "exclude", "origin", "parts", "fed",
-                 "synced", "ledger", "receivers", "taken")
+                 "synced", "ledger", "receivers", "taken", "handles", "sent")
 
     owner_name: str  # module.Qualname of the owner's type, a channel or cache name (or the name a watch gave)
     label: str  # a readable name for the owner instance, e.g. "MutableSource#2"
@@ -76,6 +76,8 @@ class Record:
     ledger: Any  # the ledger an adapter's record reports to (the one recording when it was made)
     receivers: int  # an in-process message sent this many times before its first receipt: each takes it
     taken: bool  # one of those receivers has taken it: a change now is the others' to see
+    handles: bool  # live objects the caller asked for (``state_dict(keep_vars=True)``): never judged as a snapshot
+    sent: int  # a call: the serial of the last wait of any thread when it was sent (message_log.waited)
 
     def __init__(self, owner_name: str, label: str, kind: str, where: Where, thread: str, test: str | None,
                  obj: Any, fp: Fingerprint | None, owner: Any, always: bool) -> None:
@@ -176,7 +178,7 @@ DEFAULTS: dict[str, Any] = {
     "adopted_parts": frozenset(), "indexed": (), "live": None, "key": None, "keeper": None, "until": "teardown",
     "flat": None, "plain": None, "ledger": None, "exclude": (),
     "origin": "", "parts": (), "fed": False, "synced": False, "always": False, "test": None,
-    "receivers": 1, "taken": False,
+    "receivers": 1, "taken": False, "handles": False, "sent": 0,
 }
 
 # When judging a handover ends (``Record.until``).

@@ -221,6 +221,38 @@ def test_best_copied_to_cpu():
 
 def test_tensors_saved_at_once_then_trained():
     assert fit(torch.nn.Linear(3, 1), "save") is None
+
+
+def test_best_by_cpu_then_the_state_read_again():
+    model = torch.nn.Linear(3, 1)
+    best = fit(model, "cpu")
+    assert all(torch.equal(best[k], v) for k, v in model.state_dict().items())
+
+
+def test_keep_vars_handles_held_through_training():
+    model = torch.nn.Linear(3, 1)
+    handles = model.state_dict(keep_vars=True)  # the Parameters themselves, asked for
+    fit(model, "save")
+    assert handles["weight"] is model.weight
+
+
+class Ema:
+    def __init__(self, model):
+        self.module = torch.nn.Linear(3, 1)
+        self.shadow = dict(self.module.state_dict())  # handles into its own module, written through
+
+    def update(self, model):
+        with torch.no_grad():
+            for k, v in model.state_dict().items():
+                self.shadow[k].mul_(0.5).add_(v, alpha=0.5)
+
+
+def test_an_ema_writes_through_its_shadow_dict():
+    model = torch.nn.Linear(3, 1)
+    ema = Ema(model)
+    for _ in range(2):
+        fit(model, "save")
+        ema.update(model)
 """
 
 
@@ -228,15 +260,18 @@ def test_live_tensors_of_a_dropped_snapshot_kept_elsewhere_are_judged_at_the_end
     """*Kept in pieces* for buffers: the snapshot is dropped at once, its very tensors live on in the
     caller's dict and the training writes them. Judged at the test's end, where something other than
     the snapshot and the ledger refers to a changed tensor; a copy, or tensors written at once and
-    dropped, are clean (and need no look at the heap)."""
+    dropped, are clean (and need no look at the heap), as are ``state_dict(keep_vars=True)`` (handles
+    asked for) and tensors the project writes through itself (an EMA's shadow dict of its own module)."""
     pytester.makepyfile(test_pieces=PIECES)
     result = pytester.runpytest("--aliascheck", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=4, failed=2)
     result.stdout.fnmatch_lines([
         "*owner:    torch.nn.modules.linear.Linear (Linear#1)",
         "*change:   [[]'weight']    tensor bytes changed at 3 of 3 elements, max |\u0394| *",
         "FAILED test_pieces.py::test_best_by_cpu_kept_by_the_caller*",
     ])
+    # A later state_dict() of the same model does not drop the earlier record whose tensors are kept.
+    result.stdout.fnmatch_lines(["FAILED test_pieces.py::test_best_by_cpu_then_the_state_read_again*"])
 
 
 SAVED = """
