@@ -162,6 +162,8 @@ def _send(store: dict[int, Record], key: Any, obj: Any, owner: str, label: Any, 
         rec = records.handed("call" if call else "message", owner, name, where, threading.current_thread(), obj, fp,
                              records.SYNC if store is _pickled else records.RECEIPT)
         rec.key, rec.flat, rec.ledger = key, flat, led
+        if call:
+            rec.sent = _serial[0]
         if exclude:
             rec.exclude = exclude
         if len(store) >= _MAX_PENDING:
@@ -539,16 +541,31 @@ def _resubmitted(args: Any, kwargs: Any) -> None:
         pass
 
 
+# Waits: a thread that waited for another (an Event, a Condition, a queue's get, a future's result) since
+# it sent a call its arguments has synchronised with someone: an emptying write after that may be the
+# hand-off's second half (the call signalled that it copied them). Thread ident -> the serial of its
+# last wait; _serial[0] is the last serial given (a send notes it).
+_waits: dict[int, int] = {}
+_serial = [0]
+
+
+def waited() -> None:
+    """This thread waited for another and was woken (never raises: plain dict and list writes)."""
+    _serial[0] += 1
+    _waits[threading.get_ident()] = _serial[0]
+
+
 def emptied(obj: Any) -> None:
     """This thread left *obj* (a dict or list) empty, a call it was given to running in another thread
     that has not written into it: the sender reuses the buffer the call reads (``t = Thread(target=upload,
     args=(rows,)); t.start(); rows.clear()``). Judged for that call now. A container the call fills
     itself (a results list it appends to, that the sender drains) is the call's own: not judged. Never
-    raises."""
+    raises. Not when this thread waited for another since it sent the call (:func:`waited`): a call that
+    copies its arguments and signals, then the sender clears them, is that hand-off."""
     try:
         me = threading.get_ident()
         for ident, rec in list(_serialising.items()):
-            if ident == me or rec.flagged or rec.kind != "call":
+            if ident == me or rec.flagged or rec.kind != "call" or _waits.get(me, 0) > rec.sent:
                 continue
             args, kwargs = rec.obj
             if any(x is obj for x in (*args, *kwargs.values())):
@@ -820,6 +837,7 @@ def _tally(led: Any, handed: list[tuple[str, int]], checks: Any, also_checked: i
 
 def teardown(ledger: Any) -> None:
     """Judge what this test sent and nobody received (and every pickled message), then drop it all."""
+    _waits.clear()  # threads of this test: a later one at a reused ident has waited for nothing yet
     mine: list[tuple[dict[int, Record], Record]] = []
     with _lock:
         for store in (_received, _pickled, _buffers):

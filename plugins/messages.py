@@ -179,11 +179,29 @@ def _synchronizing(original: Any) -> Any:
     @functools.wraps(original)
     def receive(*args: Any, **kwargs: Any) -> Any:
         result = original(*args, **kwargs)
+        message_log.waited()
         if _pickled or _pickled_flat:
             _synchronized()
         return result
 
     return receive
+
+
+_THREADING = threading.__file__
+
+
+def _waiting(original: Any) -> Any:
+    """``Event.wait``/``Condition.wait`` called by the program (not by threading's own ``start()``): this
+    thread waited for another (:func:`message_log.waited`)."""
+
+    @functools.wraps(original)
+    def wait(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        if sys._getframe(1).f_code.co_filename != _THREADING:
+            message_log.waited()
+        return result
+
+    return wait
 
 
 def _put_nowait(original: Any, owner: str = SIMPLE_QUEUE, skip: frozenset[str] = _NO_FILES) -> Any:
@@ -596,6 +614,8 @@ def _patch() -> list[Callable[[], None]]:
         patch(_mp_pool.IMapIterator, "next", _taking),
         patch(_mp_pool.IMapIterator, "__next__", _taking),
         patch(threading.Thread, "_bootstrap_inner", _run),
+        patch(threading.Event, "wait", _waiting),
+        patch(threading.Condition, "wait", _waiting),
         patch(contextvars, "copy_context", _copying),
         patch(pickle, "dumps", _dumps),
         patch(pickle, "dump", _dumps),

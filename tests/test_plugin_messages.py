@@ -245,10 +245,12 @@ def test_one_dict_submitted_again_is_judged_by_who_wrote_it_since_a_worker_took_
 
 def test_an_argument_its_sender_empties_while_the_call_runs_is_judged_for_that_call(pytester):
     """``Thread(target=upload, args=(rows,)).start(); rows.clear()``: the sender reuses the buffer the
-    running thread reads (the upload sees no rows). Judged at the sender's write that leaves it empty,
-    for the call still running that was given it and wrote nothing into it. Clean: a new list for the
-    next batch, a copy handed over, the thread joined before the clear, a results list the thread fills
-    and the sender drains, a flag the sender sets, the same buffer emptied by the thread itself."""
+    running thread reads (the upload sees no rows). Judged at the sender's write that empties it
+    (``clear()``, ``del x[:]``), for the call still running that was given it and wrote nothing into it.
+    Clean: a new list for the next batch, a copy handed over, the thread joined before the clear, a
+    results list the thread fills and the sender drains, a flag the sender sets, the same buffer emptied
+    by the thread itself, a clear after the call signalled it copied (the sender waited), a clear under
+    a lock's ``with``, the last key popped."""
     pytester.makepyfile(test_emptied="""
         import threading
         from concurrent.futures import ThreadPoolExecutor
@@ -325,10 +327,62 @@ def test_an_argument_its_sender_empties_while_the_call_runs_is_judged_for_that_c
             flags["stop"] = True
             gate.set()
             t.join()
+
+        def test_buggy_deleted_slice_under_an_executor():
+            gate, rows = threading.Event(), [1, 2, 3]
+            with ThreadPoolExecutor(max_workers=1) as ex:
+                future = ex.submit(upload, gate, rows, [])
+                del rows[:]
+                gate.set()
+                future.result()
+
+        def copy_first(rows, copied, finish, out):
+            mine = list(rows)
+            copied.set()
+            finish.wait(5)
+            out.append(mine)
+
+        def test_the_call_copies_and_signals_then_the_sender_clears():
+            rows, copied, finish, out = [1, 2], threading.Event(), threading.Event(), []
+            t = threading.Thread(target=copy_first, args=(rows, copied, finish, out))
+            t.start()
+            copied.wait(5)
+            rows.clear()
+            finish.set()
+            t.join()
+            assert out == [[1, 2]]
+
+        def reader(cfg, lock, gate, seen):
+            gate.wait(5)
+            with lock:
+                seen.append(dict(cfg))
+
+        def test_cleared_and_refilled_under_the_readers_lock():
+            cfg, lock, gate, seen = {"rate": 1}, threading.Lock(), threading.Event(), []
+            t = threading.Thread(target=reader, args=(cfg, lock, gate, seen))
+            t.start()
+            with lock:
+                cfg.clear()
+                cfg.update(rate=2)
+            gate.set()
+            t.join()
+            assert seen == [{"rate": 2}]
+
+        def test_the_last_key_popped():
+            gate, state = threading.Event(), {"run": True}
+            t = threading.Thread(target=gate.wait, args=(5,), kwargs={})
+            t2 = threading.Thread(target=reader, args=(state, threading.Lock(), gate, []))
+            t.start()
+            t2.start()
+            state.pop("run")
+            gate.set()
+            t.join()
+            t2.join()
     """)
     result = pytester.runpytest(*RUN, "-rA")
-    result.assert_outcomes(passed=6, failed=1)
+    result.assert_outcomes(passed=9, failed=2)
     result.stdout.fnmatch_lines(["FAILED test_emptied.py::test_buggy_cleared*"])
+    result.stdout.fnmatch_lines(["FAILED test_emptied.py::test_buggy_deleted_slice_under_an_executor*"])
     result.stdout.fnmatch_lines([
         _literal("E   aliascheck.errors.AliasFinding: flush_all (test_emptied.py:13) sent a message it changed after "
                  "Thread(args=...): args[1]: list shrank from 2 to 0 items (removed 0, 1)")])

@@ -36,6 +36,7 @@ import importlib.machinery
 import importlib.util
 import itertools
 import os
+import re
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -71,6 +72,8 @@ MADE = -3
 # object refilled and kept at each turn (``row["id"] = i; rows.append(row)``).
 REUSED = -4
 PARAMETER = -2  # a kept value's source when it is the keeping function's parameter: its caller decides
+# What a lock is named (``self._lock``, ``cond``, ``mutex``, ``threading.Lock()``): its ``with`` synchronises.
+_LOCKISH = re.compile(r"(?i)lock|cond|mutex|sem")
 _DISPLAYS = (ast.List, ast.Dict, ast.Set, ast.Tuple)
 # Builtins whose result is an atom whatever they are given (C makes it: an int, a bool, a str).
 _ATOM_CALLS = frozenset({"len", "id", "hash", "isinstance", "issubclass", "callable", "ord", "chr", "bool"})
@@ -105,6 +108,7 @@ SHAPES: tuple[Shape, ...] = (
     Shape("def f(r, v):\n    r.extend(v)", ("wrote",), "the project's own in-place write"),
     Shape("def f(r, v):\n    r[1:2] = v", ("wrote",), "the project's own write into a slice"),
     Shape("def f(r, v):\n    r.a += v", ("wrote",), "the project's own augmented write"),
+    Shape("def f(r, k):\n    del r[k]", ("wrote",), "the project's own write: an item deleted (``del r[:]`` empties r)"),
     Shape("def f(g):\n    name = g()", ("bound",), "a call's result bound"),
     Shape("def f(g, h):\n    a, b = g(), h()", ("bound",), "calls' results bound through a tuple target"),
     Shape("def f(it):\n    name = [p for p in it]", ("bound",), "a list of the loop's own objects bound"),
@@ -388,6 +392,7 @@ class Marker(ast.NodeTransformer):
         # Locals bound to a container the function just made and has not let out since (at the
         # statement being marked): nothing can have recorded one, so no write into it is looked at.
         self.private: frozenset[str] = frozenset()
+        self.guarded = 0  # ``with`` blocks around the statement, in its own function
         self.closed: frozenset[str] | None = None  # never private in this function (None: none is)
         self.function = ""  # the name of the function being marked
         # Names and attribute names the module binds to a ContextVar (``request = ContextVar(...)``,
@@ -439,6 +444,7 @@ class Marker(ast.NodeTransformer):
         # collections' names the function (or an enclosing one) does not bind again itself
         saved_containers, self.containers = self.containers, self.containers - own
         saved_private, self.private = self.private, frozenset()
+        saved_guarded, self.guarded = self.guarded, 0
         saved_closed, self.closed = self.closed, _closed_names(everything, nodes)
         # A plain function's returns of an array or tensor are told to the runtime (_return); not a
         # generator's (a yield is), nor a state method's (the handover model's).
@@ -464,6 +470,7 @@ class Marker(ast.NodeTransformer):
         finally:
             self.given, self.scope, self.atoms, self.shadowed = saved, saved_scope, saved_atoms, saved_shadowed
             self.private, self.closed, self.function = saved_private, saved_closed, saved_function
+            self.guarded = saved_guarded
             self.returning, self.containers = saved_returning, saved_containers
             self.own, self.mutable_defaults = saved_own, saved_defaults
             (self.refilled, self.fresh_yields, self.parameters, self.plain_self, self.reused,
@@ -505,6 +512,22 @@ class Marker(ast.NodeTransformer):
                 _place(call, node.iter)
                 node.iter = call
         return self.generic_visit(node)
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> ast.AST:
+        # A lock's block (``with self._lock:``, ``with cond:``): an emptying write in it is synchronised
+        # with whoever takes the same lock. An executor's or a file's block is not.
+        locked = any(_LOCKISH.search(_text(item.context_expr).rpartition(".")[2]) for item in node.items)
+        self.guarded += locked
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.guarded -= locked
+
+    visit_AsyncWith = visit_With
+
+    def _emptying(self) -> list[ast.expr]:
+        """wrote()'s *how* for a write that empties its target (``clear()``, ``del x[:]``), outside a ``with``."""
+        return [] if self.guarded else [ast.Constant(2)]
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
         """``lambda m, i, out: acts.append(out)`` (a hook): the keep is marked inside the expression.
@@ -651,6 +674,8 @@ class Marker(ast.NodeTransformer):
             self._assign(st, stmt)
         elif isinstance(stmt, ast.AugAssign):
             self._augmented(st, stmt)
+        elif isinstance(stmt, ast.Delete):
+            self._deleted(st, stmt)
         elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name) \
                 and stmt.value.id in self.mutable_defaults:
             # ``return acc`` of ``acc=[]``: the one default, handed to each caller in turn
@@ -903,9 +928,10 @@ class Marker(ast.NodeTransformer):
             holder.args[index], kept, owner = self._value(st, value)
             self._kept(st, keeper, kept, site, None, root, source, owner, atom, private)
         elif _in_place(name) and not self._private(receiver):
+            how = self._emptying() if name == "clear" and not holder.args and not holder.keywords else []
             if isinstance(receiver, ast.Name):  # read again after the call: a name runs nothing
                 target = _name(receiver.id)
-                st.call("wrote", target, root, only=_written(target))
+                st.call("wrote", target, root, *how, only=_written(target))
                 return
             # The bound method is caught, not its receiver: a temporary holding the receiver would add
             # a reference during the call (NumPy's resize refuses an array referred to twice); the
@@ -915,7 +941,8 @@ class Marker(ast.NodeTransformer):
             temp = self.temp()
             st.temps.append(temp)
             caught = ast.NamedExpr(ast.Name(temp, ast.Store()), _template("SELF(M)", M=method))
-            st.call("wrote", _name(temp), root, only=_template("BUFFER_OR_WATCHED(R, T)", R=caught, T=_name(temp)))
+            st.call("wrote", _name(temp), root, *how,
+                    only=_template("BUFFER_OR_WATCHED(R, T)", R=caught, T=_name(temp)))
 
     def _assign(self, st: _Statement, stmt: ast.Assign | ast.AnnAssign) -> None:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -990,6 +1017,17 @@ class Marker(ast.NodeTransformer):
                 root = _root(elt.value)
                 elt.value, receiver = st.catch(elt.value)
                 st.call("wrote", receiver, root, only=_written(receiver))
+
+    def _deleted(self, st: _Statement, stmt: ast.Delete) -> None:
+        """``del r[k]``, ``del r[:]``, ``del r.a``: the project's write into ``r`` (``del r[:]`` empties it)."""
+        for target in stmt.targets:
+            if not isinstance(target, (ast.Subscript, ast.Attribute)) or self._private(target.value):
+                continue
+            root = _root(target.value)
+            whole = (isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice)
+                     and target.slice.lower is None and target.slice.upper is None and target.slice.step is None)
+            target.value, receiver = st.catch(target.value)
+            st.call("wrote", receiver, root, *(self._emptying() if whole else []), only=_written(receiver))
 
     def _augmented(self, st: _Statement, stmt: ast.AugAssign) -> None:
         target = stmt.target
