@@ -449,17 +449,22 @@ def _watch(obj: Any) -> list[int]:
 # -- the hooks the marked code calls ------------------------------------------------
 
 
-def wrote(target: Any, root: Any = None, augmented: bool = False) -> None:
+AUGMENTED = 1  # wrote()'s *how*: ``target[k] += v``
+EMPTYING = 2  # ``target.clear()``, ``del target[:]``, outside any ``with`` block of its function
+
+
+def wrote(target: Any, root: Any = None, how: int = 0) -> None:
     """The project changed *target* in place (``r.extend``, ``t.add_``, ``r[k] = v``, ``x += 1``),
-    reached from *root* (the name its expression starts from). *augmented*: ``target[k] += v``."""
+    reached from *root* (the name its expression starts from). *how*: :data:`AUGMENTED`,
+    :data:`EMPTYING` (the marking tells them from the source)."""
     if not _on or guard.busy():
         return
-    _written_by_project(target, root)
-    if augmented and _test.repeated_boxes and id(target) in _test.repeated_boxes:
+    _written_by_project(target, root, how & EMPTYING)
+    if how & AUGMENTED and _test.repeated_boxes and id(target) in _test.repeated_boxes:
         _repeated_augmented(target)
 
 
-def _written_by_project(target: Any, root: Any) -> None:
+def _written_by_project(target: Any, root: Any, emptying: int = 0) -> None:
     t = _test
     t.written[id(target)] = t.epoch
     if root is not None and root is not target and _ledger is not None and _ledger.records:
@@ -471,8 +476,9 @@ def _written_by_project(target: Any, root: Any) -> None:
         taker, before = t.taken.get(id(target)), t.taken_writes.get(id(target))
         t.taken_writes[id(target)] = t.taken_writes[id(root)] = who
         t.taken_threads[id(target)] = t.taken_threads[id(root)] = threading.get_ident()
-        # Left empty by another than the receiver, who wrote nothing into it: a buffer its sender reuses.
-        if (taker is not None and who != taker and before != taker and type(target) in (list, dict)
+        # Emptied (clear(), del x[:]; not under a lock's ``with``) by another than the receiver, who wrote
+        # nothing into it: a buffer its sender reuses.
+        if (emptying and taker is not None and who != taker and before != taker and type(target) in (list, dict)
                 and not target and (log := sys.modules.get("aliascheck.plugins.message_log")) is not None):
             log.emptied(target)
     if CLEAN:
@@ -710,10 +716,11 @@ BUFFER_OR_WATCHED, RETURNING, REFILLED = _gates.buffer_or_watched, _gates.return
 # What may hold a yielded buffer for a consumer: a library's list under construction (list(gen),
 # a comprehension), the consumer's own collection.
 _HOLDERS = (list, dict, set, tuple, collections.deque)
-# Library iterators that hold an item past the next one: pairwise's previous item, a tee's buffered
-# items, groupby's current item. Never iterated here (that would consume them): each holds it once.
-_ITER_HOLDERS = (*((itertools.pairwise,) if hasattr(itertools, "pairwise") else ()),
-                 type(gc.get_referents(itertools.tee(())[0])[0]), itertools.groupby)
+# Library iterators that hand out an item together with the next one: pairwise's previous item, which
+# the consumer gets again beside the refilled one. Never iterated here (that would consume them). Not a
+# tee's buffer (both branches read in lockstep leave consumed items in it) nor groupby's current item
+# (its keys are computed as it goes): holding an item is not handing it out again there.
+_ITER_HOLDERS = (itertools.pairwise,) if hasattr(itertools, "pairwise") else ()
 
 
 def yielded(value: Any, site: int) -> None:
@@ -797,7 +804,13 @@ def _handed_again(value: Any, site: int, producer: Any, verb: str, instance: Any
         holders += [r for r in found if type(r) in _ITER_HOLDERS]
         del found, tuples
     else:
-        holders = [r for r in gc.get_referrers(value) if type(r) in _HOLDERS or type(r) in _ITER_HOLDERS]
+        found = gc.get_referrers(value)
+        holders = [r for r in found if type(r) in _HOLDERS and type(r) is not tuple or type(r) in _ITER_HOLDERS]
+        # A tuple is a keeper only when a collection holds it: zip's and enumerate's result tuple holds the
+        # last item until the next (``[f(b) for b, k in zip(gen(), ks)]`` keeps nothing).
+        tuples = [r for r in found if type(r) is tuple]
+        holders += [r for r in tuples if _collected(r, (found, tuples, holders))]
+        del found, tuples
     if not holders:
         return
 
