@@ -129,18 +129,22 @@ def measure(rounds: int, calls: int) -> dict[str, dict[str, float]]:
     return {name: {k: statistics.median(v) for k, v in by.items()} for name, by in samples.items()}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--calls", type=int, default=20_000)
-    args = parser.parse_args(argv)
-    medians = measure(args.rounds, args.calls)
+def report(medians: dict[str, dict[str, float]]) -> None:
+    """The table of ns per call and ratios to plain, a row per shape (also bench_mocks.py's)."""
     print(f"{'shape':16}{'plain ns':>10}{'installed ns':>14}{'ratio':>7}{'recording ns':>14}{'ratio':>8}")
     for name, m in medians.items():
         base = m["plain"]
         print(f"{name:16}{base * 1e9:10.0f}{m['installed'] * 1e9:14.0f}{m['installed'] / base:7.2f}"
               f"{m['recording'] * 1e9:14.0f}{m['recording'] / base:8.2f}")
     print("(installed: between tests, one global read; recording: inside a test; ratio = mode / plain)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=20_000)
+    args = parser.parse_args(argv)
+    report(measure(args.rounds, args.calls))
     return 0
 
 

@@ -19,13 +19,13 @@ Prints ns per call (medians over rounds) and each mode's ratio to plain. Absolut
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 from unittest import mock
+
+from bench_caches import per_call, report
 
 from aliascheck.config import Options
 from aliascheck.session import Session
@@ -49,14 +49,6 @@ def shapes() -> dict[str, Callable[[], Any]]:
         "object": lambda: m(job),
         "read": lambda: reader.call_args,
     }
-
-
-def per_call(fn: Callable[[], Any], calls: int) -> float:
-    gc.collect()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - start) / calls
 
 
 def measure(rounds: int, calls: int) -> dict[str, dict[str, float]]:
@@ -90,13 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=5_000)
     args = parser.parse_args(argv)
-    medians = measure(args.rounds, args.calls)
-    print(f"{'shape':10}{'plain ns':>10}{'installed ns':>14}{'ratio':>7}{'recording ns':>14}{'ratio':>8}")
-    for name, m in medians.items():
-        base = m["plain"]
-        print(f"{name:10}{base * 1e9:10.0f}{m['installed'] * 1e9:14.0f}{m['installed'] / base:7.2f}"
-              f"{m['recording'] * 1e9:14.0f}{m['recording'] / base:8.2f}")
-    print("(installed: between tests, one global read; recording: inside a test; ratio = mode / plain)")
+    report(measure(args.rounds, args.calls))
     return 0
 
 

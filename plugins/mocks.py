@@ -39,6 +39,7 @@ REQUIRES = "unittest.mock"
 _FILES = frozenset({_mock.__file__})  # the mock's own frames: not the caller
 _ATOMS = mutability.ATOMS
 _EXACT = (dict, list, set, collections.deque, collections.OrderedDict, collections.defaultdict, collections.Counter)
+_EXACT_SET = frozenset(_EXACT)
 _DATA_WIDTH = 256  # items looked at in one argument
 _MOST = 1 << 12  # calls recorded in one test
 
@@ -109,7 +110,11 @@ def _mock_call(original: Any) -> Any:
 
     @functools.wraps(original)
     def call(self: Any, /, *args: Any, **kwargs: Any) -> Any:
-        listed = _own_list(self) if _recording() is not None else None
+        # Only a call given a container can be judged: the common call (no arguments, atoms, objects) is
+        # told by type alone.
+        judged = (any(type(a) in _EXACT_SET for a in args) or any(type(v) in _EXACT_SET for v in kwargs.values())) \
+            and _recording() is not None
+        listed = _own_list(self) if judged else None
         this = list.__getitem__(listed, -1) if listed else None
         try:
             return original(self, *args, **kwargs)
