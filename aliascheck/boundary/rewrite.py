@@ -108,7 +108,7 @@ SHAPES: tuple[Shape, ...] = (
     Shape("def f(r, v):\n    r.extend(v)", ("wrote",), "the project's own in-place write"),
     Shape("def f(r, v):\n    r[1:2] = v", ("wrote",), "the project's own write into a slice"),
     Shape("def f(r, v):\n    r.a += v", ("wrote",), "the project's own augmented write"),
-    Shape("def f(r, k):\n    del r[k]", ("wrote",), "the project's own write: an item deleted (``del r[:]`` empties r)"),
+    Shape("def f(r, k):\n    del r[k]", ("wrote",), "the project's own write: an item deleted (``del r[:]``: emptied)"),
     Shape("def f(g):\n    name = g()", ("bound",), "a call's result bound"),
     Shape("def f(g, h):\n    a, b = g(), h()", ("bound",), "calls' results bound through a tuple target"),
     Shape("def f(it):\n    name = [p for p in it]", ("bound",), "a list of the loop's own objects bound"),
