@@ -100,8 +100,8 @@ CHECKS: dict[str, str] = {
                 "given it still runs",
     "emptied": "the sender emptying an argument (clear(), del x[:]) while the call that was given it still runs "
                "in another thread, having written nothing into it",
-    "mock-read": "the test reading the mock's recorded calls (call_args, call_args_list, mock_calls, an assert_* "
-                 "method): an argument changed after the call",
+    "mock-read": "the test looking at a mock's recorded call (its args or kwargs, or a comparison or assert_* "
+                 "method the change decides): an argument changed after the call",
     "feed": "the feeder thread pickling the message",
     "sync": "the sender's next receive (a reply, a result): it may change the message after that",
     "cache-hit": "a later call of the cache, handing the value out again",

@@ -10,7 +10,8 @@ shipped), installed while no test records (between tests: one global read), and 
 - ``atoms``: ``m(1, "a", key=2.0)`` (nothing judged: no fingerprint);
 - ``dict``: ``m({"id": i, "tags": ["a"]})`` of one dict (fingerprinted as the call returns);
 - ``object``: ``m(obj)`` of an instance (compared by identity: not judged);
-- ``read``: ``m.call_args`` after one recorded ``dict`` call (the judge at each read).
+- ``read``: ``m.call_args`` after one recorded ``dict`` call (a read alone judges nothing);
+- ``compare``: ``m.call_args == call(payload)`` of that call (the judge at each comparison).
 
 Prints ns per call (medians over rounds) and each mode's ratio to plain. Absolute times drift
 20% between runs; compare the ratios of one run.
@@ -42,12 +43,14 @@ def shapes() -> dict[str, Callable[[], Any]]:
     m, job, payload = mock.Mock(), Job(), {"id": 1, "tags": ["a"]}
     reader = mock.Mock()
     reader(payload)
+    expected = mock.call({"id": 1, "tags": ["a"]})
     return {
         "no args": lambda: m(),
         "atoms": lambda: m(1, "a", key=2.0),
         "dict": lambda: m(payload),
         "object": lambda: m(job),
         "read": lambda: reader.call_args,
+        "compare": lambda: reader.call_args == expected,
     }
 
 

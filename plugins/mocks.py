@@ -4,19 +4,23 @@ the call (``self.send(self.pending); self.pending.clear()``) is then read as it 
 passed: the test asserts on the wrong value (the documented gotcha, "Coping with mutable arguments").
 
 Each call's plain-data arguments (dicts, lists, sets, deques of atoms and of each other, as ``==``
-compares them) are fingerprinted as the mock's call returns (after its ``side_effect``, whose writes
-are the call's own); the recorded call is judged when the test reads the mock's calls (the properties,
-and the assertions that read them), against the arguments the record holds then. Other arguments are
-compared by ``==`` as the object they are (identity, unless the class says otherwise): not judged.
-Nothing of the program's is held: a record keeps the call's id and its arguments' fingerprint, and the
-call is found again in the mock's own list. Emptied at each test's end.
+compares them) are copied as the mock's call returns (after its ``side_effect``, whose writes are the
+call's own). The recorded call (its ``call_args_list`` entry and its ``mock_calls`` entry) is judged
+where the test looks at it:
+- compared (``==``, the ``assert_*`` methods): a finding only when the comparison with the arguments
+  as passed would have given the other answer, and only when what it is compared with is plain data
+  or ``mock.ANY`` (no matcher of the program's is called again);
+- its ``args``/``kwargs`` read: a finding when a judged argument changed since.
+
+Objects compared by identity are not judged. Nothing of the program's is held: a record keeps copies
+of plain data, and the call is found again by id in the mock's own lists (records are dropped at
+``reset_mock``). Emptied at each test's end.
 """
 
 from __future__ import annotations
 
 import collections
 import functools
-import sys
 import threading
 import types
 import unittest.mock as _mock
@@ -43,12 +47,16 @@ _EXACT_SET = frozenset(_EXACT)
 _DATA_WIDTH = 256  # items looked at in one argument
 _MOST = 1 << 12  # calls recorded in one test
 
-# id(mock) -> (a weak reference to it, [(id of its recorded call, the call's record)]).
-_calls: dict[int, tuple[Any, list[tuple[int, Record]]]] = {}
+# id of a recorded call object (the call_args_list entry, the mock_calls entry) -> (a weak reference to
+# its mock, the call's record, the judged arguments as passed: copies, None for any other argument).
+_calls: dict[int, tuple[Any, Record, tuple[tuple[Any, ...], dict[str, Any]]]] = {}
+_of_mock: dict[int, list[int]] = {}  # id(mock) -> the ids of its recorded call objects
+# A spec'd mock compares its calls bound to the spec's signature (``_call_matcher``: a new call object of
+# the same arguments): id of that object -> (the object, held so that its id stays its own; the record's
+# entry; the recorded call; the call as made, bound alike).
+_derived: dict[int, tuple[Any, Any, Any, Any]] = {}
+_DERIVED_MOST = 1 << 12
 _count = [0]
-# The mock's own readers of its lists: recording a call, resetting. Every other read is the test's.
-_OWN = frozenset({_mock.CallableMixin._increment_mock_call.__code__,  # type: ignore[attr-defined]
-                  _mock.NonCallableMock.reset_mock.__code__})
 
 
 def _data(value: Any, depth: int = 3) -> bool:
@@ -70,7 +78,8 @@ def _data(value: Any, depth: int = 3) -> bool:
 
 def _view(call: Any) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
     """The call's judged arguments (mutable plain data; any other is None), or None if there is none."""
-    args, kwargs = tuple.__getitem__(call, 0), tuple.__getitem__(call, 1)
+    first = tuple.__len__(call) - 2  # a mock_calls entry leads with the call's name
+    args, kwargs = tuple.__getitem__(call, first), tuple.__getitem__(call, first + 1)
     if type(args) is not tuple or type(kwargs) is not dict:
         return None
     seen = False
@@ -85,6 +94,23 @@ def _view(call: Any) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
         seen = seen or keep
         out_kwargs[k] = v if keep else None
     return (tuple(out_args), out_kwargs) if seen else None
+
+
+def _lists(mock: Any) -> tuple[Any, Any]:
+    """The mock's own ``call_args_list`` and ``mock_calls`` lists (an autospec'd function's, on the
+    function), from instance dicts: no attribute of a mock is read (it would make one)."""
+    try:
+        own = object.__getattribute__(mock, "__dict__")
+    except Exception:
+        return None, None
+    delegate = own.get("_mock_delegate")
+    if delegate is not None:
+        if type(delegate) is not types.FunctionType:
+            return None, None
+        listed, calls = delegate.__dict__.get("call_args_list"), delegate.__dict__.get("mock_calls")
+    else:
+        listed, calls = own.get("_mock_call_args_list"), own.get("_mock_mock_calls")
+    return (listed if isinstance(listed, list) else None), (calls if isinstance(calls, list) else None)
 
 
 def _own_list(mock: Any) -> Any:
@@ -116,18 +142,36 @@ def _mock_call(original: Any) -> Any:
             and _recording() is not None
         listed = _own_list(self) if judged else None
         this = list.__getitem__(listed, -1) if listed else None
+        done, result = False, None
         try:
-            return original(self, *args, **kwargs)
+            result = original(self, *args, **kwargs)
+            done = True
+            return result
         finally:
-            if this is not None:
-                _record(self, this)
-            this = listed = None
+            # An async mock's side effect (or wrapped function) runs when the coroutine is awaited, after
+            # this: its writes would look like the caller's. Not recorded.
+            if this is not None and not (done and _async_effect(self, result)):
+                _record(self, this, _last_mock_call(self))
+            this = listed = result = None
 
     return call
 
 
-def _record(mock: Any, call: Any) -> None:
-    """Record *call*'s plain-data arguments as they are now, the mock's call done. Never raises."""
+def _async_effect(mock: Any, result: Any) -> bool:
+    own = object.__getattribute__(mock, "__dict__")
+    return type(result) is types.CoroutineType and (
+        own.get("_mock_side_effect") is not None or own.get("_mock_wraps") is not None)
+
+
+def _last_mock_call(mock: Any) -> Any:
+    """The mock's own ``mock_calls`` entry of the call just made (its last), or None."""
+    calls = _lists(mock)[1]
+    return list.__getitem__(calls, -1) if calls else None
+
+
+def _record(mock: Any, call: Any, listed_call: Any = None) -> None:
+    """Record *call*'s plain-data arguments as they are now, the mock's call done (*listed_call*: its
+    ``mock_calls`` entry, judged alike). Never raises."""
     led = _recording()
     try:
         if led is None or _count[0] >= _MOST:
@@ -143,10 +187,13 @@ def _record(mock: Any, call: Any) -> None:
         name = _name(mock)
         rec = handed("call", MOCK, name, where, threading.current_thread(), None, fp, TEARDOWN)
         rec.flat, rec.ledger = flat, led
-        entry = _calls.get(id(mock))
-        if entry is None or entry[0]() is not mock:
-            entry = _calls[id(mock)] = (weakref.ref(mock), [])
-        entry[1].append((id(call), rec))
+        then = _copied(view)
+        ref = weakref.ref(mock)
+        mine = _of_mock.setdefault(id(mock), [])
+        for one in (call, listed_call):
+            if one is not None:
+                _calls[id(one)] = (ref, rec, then)
+                mine.append(id(one))
         _count[0] += 1
         _counted(led, MOCK)
     except Exception as exc:  # aliascheck's own bug must never break the call
@@ -189,63 +236,244 @@ def _name(mock: Any) -> str:
         return type(mock).__name__
 
 
-def _judge(mock: Any, last: bool = False) -> None:
-    """The test reads *mock*'s recorded calls (*last*: only its last call, ``call_args``): each one whose
-    plain-data arguments changed since the call is a finding (once). Never raises."""
-    entry = _calls.get(id(mock))
-    if entry is None or entry[0]() is not mock:
-        return
-    listed = _own_list(mock)
-    if listed is None:
-        return
+def _copied(view: tuple[tuple[Any, ...], dict[str, Any]]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A copy of the judged arguments (plain data: no code of the program's runs), None for the rest."""
+    args, kwargs = view
+    return tuple(_copy(a) for a in args), {k: _copy(v) for k, v in kwargs.items()}
+
+
+def _copy(value: Any) -> Any:
+    kind = type(value)
+    if kind in _ATOMS or value is None:
+        return value
+    if kind in (dict, collections.OrderedDict, collections.defaultdict, collections.Counter):
+        out = dict.__new__(kind)
+        dict.update(out, ((k, _copy(v)) for k, v in dict.items(value)))
+        if kind is collections.defaultdict:
+            out.default_factory = value.default_factory  # type: ignore[attr-defined]
+        return out
+    if kind in (list, set, collections.deque, tuple, frozenset):
+        return kind(_copy(v) for v in value)
+    return value
+
+
+def _present(entry: tuple[Any, Record, Any], call: Any) -> bool:
+    """Whether *call* is still one of its mock's recorded calls (an id is another object's once it died)."""
+    mock = entry[0]()
+    if mock is None:
+        return False
+    for calls in _lists(mock):
+        if calls is not None and any(c is call for c in list.__iter__(calls)):
+            return True
+    return False
+
+
+def _then(call: Any, then: tuple[tuple[Any, ...], dict[str, Any]]) -> Any:
+    """*call* as it was made: its judged arguments as passed, the others as they are."""
+    parts = tuple.__iter__(call)
+    name: tuple[Any, ...] = ()
+    if tuple.__len__(call) == 3:
+        first, args, kwargs = parts
+        name = (first,)
+    else:
+        args, kwargs = parts
+    then_args, then_kwargs = then
+    args = tuple(t if t is not None else a for a, t in zip(args, then_args, strict=False))
+    kwargs = {k: then_kwargs[k] if then_kwargs.get(k) is not None else v for k, v in kwargs.items()}
+    return _mock._Call((*name, args, kwargs), two=not name)
+
+
+def _comparable(other: Any) -> bool:
+    """What a recorded call is compared with holds only plain data and ``mock.ANY``: comparing it again
+    with the call as made runs no code of the program's."""
     try:
-        present = {id(c): c for c in (list.__getitem__(listed, slice(-1, None)) if last else list.__iter__(listed))}
-        for key, rec in entry[1]:
-            call = present.get(key)
-            if call is None or rec.flagged:  # reset since, or judged
+        if not isinstance(other, tuple):
+            return False
+        for part in tuple.__iter__(other):
+            if type(part) is str:
                 continue
-            view = _view(call)
-            led = rec.ledger
-            if view is None or not led.recording:
-                continue
-            _checked(led)
-            if rec.flat is not None:
-                if _same(rec.flat, view):
-                    continue
-                judge.message_changed(rec, MOCK_READ, now=(view, judge.FLAT))
-            else:
-                judge.message_changed(rec, MOCK_READ, now=judge.message_value(view))
-    except Exception as exc:  # aliascheck's own bug must never break the read
-        judge.internal(entry[1][0][1].ledger if entry[1] else None, MOCK, exc)
+            values = dict.values(part) if type(part) is dict else part if type(part) is tuple else None
+            if values is None:
+                return False
+            if not all(v is _mock.ANY or _data(v) for v in values):
+                return False
+        return True
+    except Exception:
+        return False
 
 
-class _Read(property):
-    """A mock's call property, judging the recorded calls when the test reads them."""
+def _compared(original: Any) -> Any:
+    """``_Call.__eq__``: a recorded call compared (``==``, ``assert_called_with``, ``assert_has_calls``) is
+    judged by whether the arguments as passed would have answered the other way."""
+
+    @functools.wraps(original)
+    def eq(self: Any, other: Any) -> Any:
+        result = original(self, other)
+        if _calls:
+            try:
+                mine = _found(self)
+                theirs = _found(other) if mine is None else None
+                if mine is not None or theirs is not None:
+                    _judge_compared(original, self, other, result, mine, theirs)
+            except Exception:  # aliascheck's own failure never reaches the program
+                pass
+        return result
+
+    return eq
 
 
-def _reading(original: property, last: bool = False) -> property:
+def _found(call: Any) -> tuple[Any, Any, Any] | None:
+    """(the record's entry, the recorded call, the call as made) of a recorded call or one derived from it."""
+    entry = _calls.get(id(call))
+    if entry is not None:
+        return entry, call, None
+    derived = _derived.get(id(call))
+    if derived is not None and derived[0] is call:
+        return derived[1], derived[2], derived[3]
+    return None
+
+
+def _judge_compared(original: Any, left: Any, right: Any, result: Any, mine: Any, theirs: Any) -> None:
+    (entry, recorded, then), other = (mine, right) if mine is not None else (theirs, left)
+    rec = entry[1]
+    if rec.flagged or result is NotImplemented or not rec.ledger.recording or not _comparable(other):
+        return
+    if not _present(entry, recorded):
+        return
+    if then is None:
+        then = _then(recorded, entry[2])
+    before = original(then, other) if mine is not None else original(other, then)
+    if before is NotImplemented or bool(before) == bool(result):
+        return  # the change does not decide this comparison
+    _report(rec, recorded)
+
+
+def _any_of(original: Any) -> Any:
+    """``_AnyComparer.__contains__`` (``assert_any_call``): the recorded calls' parts compared one by one;
+    judged by whether the calls as made would have answered the other way."""
+
+    @functools.wraps(original)
+    def __contains__(self: Any, item: Any) -> Any:
+        result = original(self, item)
+        if _calls:
+            try:
+                _judge_any(original, self, item, result)
+            except Exception:  # aliascheck's own failure never reaches the program
+                pass
+        return result
+
+    return __contains__
+
+
+def _judge_any(original: Any, actual: Any, item: Any, result: Any) -> None:
+    found = [(c, _found(c)) for c in list.__iter__(actual)]
+    if not any(f is not None for _, f in found) or not _comparable(item):
+        return
+    then_calls = []
+    for call, f in found:
+        if f is None:
+            then_calls.append(call)
+            continue
+        entry, recorded, then = f
+        if entry[1].flagged or not entry[1].ledger.recording or not _present(entry, recorded):
+            return
+        then_calls.append(then if then is not None else _then(recorded, entry[2]))
+    before = original(type(actual)(then_calls), item)
+    if bool(before) != bool(result):
+        for _call, f in found:
+            if f is not None:
+                _report(f[0][1], f[1])
+
+
+def _matching(original: Any) -> Any:
+    """``_call_matcher``: a recorded call bound to the spec's signature is the same call, judged alike."""
+
+    @functools.wraps(original)
+    def _call_matcher(self: Any, _call: Any) -> Any:
+        out = original(self, _call)
+        if _calls and out is not _call:
+            try:
+                entry = _calls.get(id(_call))
+                if entry is not None and len(_derived) < _DERIVED_MOST and isinstance(out, tuple):
+                    _derived[id(out)] = (out, entry, _call, original(self, _then(_call, entry[2])))
+            except Exception:  # aliascheck's own failure never reaches the program
+                pass
+        return out
+
+    return _call_matcher
+
+
+def _report(rec: Record, call: Any) -> None:
+    view = _view(call)
+    if view is None:
+        return
+    _checked(rec.ledger)
+    if rec.flat is not None:
+        if not _same(rec.flat, view):
+            judge.message_changed(rec, MOCK_READ, now=(view, judge.FLAT))
+    else:
+        judge.message_changed(rec, MOCK_READ, now=judge.message_value(view))
+
+
+def _reading(original: property) -> property:
+    """``_Call.args``/``_Call.kwargs``: the test takes a recorded call's arguments themselves; a judged
+    one that changed since the call is read as it is now."""
     getter = original.fget
     assert getter is not None
 
     def get(self: Any) -> Any:
         value = getter(self)
-        if _calls and sys._getframe(1).f_code not in _OWN:
-            _judge(self, last)
+        if _calls:
+            entry = _calls.get(id(self))
+            if entry is not None and not entry[1].flagged and entry[1].ledger.recording:
+                try:
+                    if _present(entry, self):
+                        _report(entry[1], self)
+                except Exception:  # aliascheck's own failure never reaches the program
+                    pass
         return value
 
     return _Read(get, original.fset, original.fdel, original.__doc__)
+
+
+class _Read(property):
+    """A recorded call's ``args``/``kwargs``, judged when the test reads them."""
+
+
+def _resetting(original: Any) -> Any:
+    """``reset_mock``: the mock's recorded calls go, and their records with them (their ids are free)."""
+
+    @functools.wraps(original)
+    def reset_mock(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            for key in _of_mock.pop(id(self), ()):
+                _calls.pop(key, None)
+
+    return reset_mock
 
 
 @hookimpl
 def aliascheck_teardown(ledger: Any) -> None:
     """The test ends: its calls' records go (a later test's mock at a reused id is its own)."""
     _calls.clear()
+    _of_mock.clear()
+    _derived.clear()
     _count[0] = 0
+
+
+_ANY_COMPARER: Any = getattr(_mock, "_AnyComparer", None)  # assert_any_call's comparer
 
 
 @hookimpl
 def aliascheck_install(options: Any) -> Callable[[], None]:
-    undos = [patch(_mock.CallableMixin, "_mock_call", _mock_call)]
-    undos.append(patch(_mock.NonCallableMock, "call_args", functools.partial(_reading, last=True)))  # the last call
-    undos += [patch(_mock.NonCallableMock, name, _reading) for name in ("call_args_list", "mock_calls")]
-    return undo_all(undos)
+    return undo_all([
+        patch(_mock.CallableMixin, "_mock_call", _mock_call),
+        patch(_mock.NonCallableMock, "reset_mock", _resetting),
+        patch(_mock.NonCallableMock, "_call_matcher", _matching),
+        *([patch(_ANY_COMPARER, "__contains__", _any_of)] if _ANY_COMPARER is not None else []),
+        patch(_mock._Call, "__eq__", _compared),
+        patch(_mock._Call, "args", _reading),
+        patch(_mock._Call, "kwargs", _reading),
+    ])

@@ -105,6 +105,66 @@ CALLS = """
             send(msg)
         send.assert_called_with({"to": "b"})
 
+    def submit(session, item):
+        payload = {"id": item, "attempt": 0}
+        for attempt in (1, 2):
+            payload["attempt"] = attempt
+            session.post("/jobs", json=payload)
+
+    def test_buggy_retries_of_one_payload_asserted_as_they_are_now():
+        session = mock.Mock()
+        submit(session, 5)
+        session.post.assert_has_calls([mock.call("/jobs", json={"id": 5, "attempt": 2})] * 2)
+
+    def test_any_matcher_for_the_changed_argument():
+        sink = mock.Mock()
+        pending = [1]
+        sink(pending, final=True)
+        pending.clear()
+        sink.assert_called_once_with(mock.ANY, final=True)
+        assert len(sink.call_args_list) == 1
+
+    def test_another_call_compared():
+        put = mock.Mock()
+        first, second = {"v": [1]}, {"v": [2]}
+        put(1, first)
+        put(2, second)
+        first["v"].append(99)
+        assert put.call_args_list[1] == mock.call(2, {"v": [2]})
+
+    def test_any_call_true_for_the_call_as_made():
+        cb = mock.Mock()
+        window = []
+        for x in (1, 2):
+            window.append(x)
+            cb(window)
+        window.append(3)
+        cb.assert_any_call([1, 2, 3])  # both calls show [1, 2, 3] now; neither was made with it
+
+    def test_sealed_then_counted():
+        sink = mock.Mock()
+        rows = [1]
+        sink.write(rows)
+        rows.clear()
+        mock.seal(sink)
+        assert sink.write.call_count == 1
+
+    def test_reset_between_phases():
+        push = mock.Mock()
+        for phase in range(20):
+            push({"id": phase})
+            push({"id": phase, "x": 1})
+            push.reset_mock()
+            push({"id": -phase})
+            push.assert_called_once_with({"id": -phase})
+
+    def test_an_async_side_effect_fills_the_argument():
+        import asyncio
+        fetch = mock.AsyncMock(side_effect=lambda query, out: out.extend([1]))
+        rows = []
+        asyncio.run(fetch("q", rows))
+        fetch.assert_called_once_with("q", [1])
+
     def test_reset_then_read():
         send = mock.Mock()
         rows = [1]
@@ -119,15 +179,20 @@ CALLS = """
 def test_a_mocks_recorded_call_read_after_its_argument_changed_is_judged(pytester: pytest.Pytester) -> None:
     """unittest.mock keeps each call's arguments and compares them when the test reads them: a list or
     dict changed by the caller after the call is read as it is now (the test asserts on the wrong
-    value). Judged at the read; clean: a copy passed, a new list bound, only the count read, the read
-    made before the change, a side effect's own writes, an object compared by identity, a reset, and
-    ``call_args`` (the last call) read when only earlier calls' arguments changed."""
+    value). Judged where the test looks: a comparison (``==``, ``assert_*``) only when the call as made
+    would have answered the other way; ``args``/``kwargs`` read when a judged argument changed. Clean: a
+    copy passed, a new list bound, only the count or the length read, the read made before the change,
+    a side effect's own writes (an async mock's too), an object compared by identity, ``mock.ANY`` for
+    the changed argument, another call compared, ``seal``, ``reset_mock`` between phases (new calls at
+    reused ids), and the last call asserted when only earlier calls' arguments changed."""
     pytester.makepyfile(test_calls=CALLS)
     result = pytester.runpytest(*RUN, "-rA")
-    result.assert_outcomes(passed=8, failed=3)
-    result.stdout.fnmatch_lines(["FAILED test_calls.py::test_buggy_batches_read_after_the_clear*",
-                                 "FAILED test_calls.py::test_buggy_keyword_payload_changed_then_asserted*",
-                                 "FAILED test_calls.py::test_buggy_autospec_function_asserted_after_the_append*"])
+    result.assert_outcomes(passed=13, failed=5)
+    for name in ("test_buggy_batches_read_after_the_clear", "test_buggy_keyword_payload_changed_then_asserted",
+                 "test_buggy_autospec_function_asserted_after_the_append",
+                 "test_buggy_retries_of_one_payload_asserted_as_they_are_now",
+                 "test_any_call_true_for_the_call_as_made"):
+        result.stdout.fnmatch_lines([f"FAILED test_calls.py::{name}*"])
     result.stdout.fnmatch_lines(["*" + _literal(
         "add (test_calls.py:14) changed an argument after calling the mock 'Mock'; the test reads the recorded "
         "call as it is now: args[0]: list shrank from 2 to 0 items (removed 'a', 'b')") + "*"])
