@@ -113,23 +113,6 @@ def _lists(mock: Any) -> tuple[Any, Any]:
     return (listed if isinstance(listed, list) else None), (calls if isinstance(calls, list) else None)
 
 
-def _own_list(mock: Any) -> Any:
-    """The mock's own call list, from its instance dict (no attribute of a mock is read: it would make one)."""
-    try:
-        own = object.__getattribute__(mock, "__dict__")
-    except Exception:
-        return None
-    delegate = own.get("_mock_delegate")
-    if delegate is not None:  # an autospec'd function's mock: its calls are listed on the function
-        if type(delegate) is not types.FunctionType:
-            return None
-        own = delegate.__dict__
-        listed = own.get("call_args_list")
-        return listed if isinstance(listed, list) else None
-    listed = own.get("_mock_call_args_list")
-    return listed if isinstance(listed, list) else None
-
-
 def _mock_call(original: Any) -> Any:
     """``CallableMixin._mock_call``: the call's side effects run in it; its arguments are recorded as
     it returns (or raises: a side effect's exception propagates unchanged)."""
@@ -140,7 +123,7 @@ def _mock_call(original: Any) -> Any:
         # told by type alone.
         judged = (any(type(a) in _EXACT_SET for a in args) or any(type(v) in _EXACT_SET for v in kwargs.values())) \
             and _recording() is not None
-        listed = _own_list(self) if judged else None
+        listed = _lists(self)[0] if judged else None
         this = list.__getitem__(listed, -1) if listed else None
         done, result = False, None
         try:
@@ -182,12 +165,13 @@ def _record(mock: Any, call: Any, listed_call: Any = None) -> None:
         where = sites.sender(_FILES, 3)
         if where is None:
             return
-        flat = _flat(view)
-        fp = judge.FLAT if flat is not None else judge.message_value(view)[1]
-        name = _name(mock)
-        rec = handed("call", MOCK, name, where, threading.current_thread(), None, fp, TEARDOWN)
-        rec.flat, rec.ledger = flat, led
         then = _copied(view)
+        # Each judged argument a dict or list of atoms (the common call): its copy is the baseline, compared
+        # at C speed at each look and pickled only to tell a change; else fingerprinted.
+        flat = then if _flat(view) else None
+        fp = judge.FLAT if flat is not None else judge.message_value(view)[1]
+        rec = handed("call", MOCK, _name(mock), where, threading.current_thread(), None, fp, TEARDOWN)
+        rec.flat, rec.ledger = flat, led
         ref = weakref.ref(mock)
         mine = _of_mock.setdefault(id(mock), [])
         for one in (call, listed_call):
@@ -200,21 +184,18 @@ def _record(mock: Any, call: Any, listed_call: Any = None) -> None:
         judge.internal(led, MOCK, exc)
 
 
-def _flat(view: tuple[tuple[Any, ...], dict[str, Any]]) -> Any:
-    """The view with a shallow copy of each judged argument, when each is a dict or list of atoms (the
-    common call: compared at each read at C speed, pickled only to tell a change); else None."""
+def _flat(view: tuple[tuple[Any, ...], dict[str, Any]]) -> bool:
+    """Whether each judged argument is an exact dict or list of atoms."""
     args, kwargs = view
-    copies: list[Any] = []
     for a in (*args, *kwargs.values()):
         if a is None:
-            copies.append(None)
-        elif type(a) is dict and _ATOMS.issuperset(map(type, a.values())) and _ATOMS.issuperset(map(type, a)):
-            copies.append(a.copy())
-        elif type(a) is list and _ATOMS.issuperset(map(type, a)):
-            copies.append(a[:])
-        else:
-            return None
-    return tuple(copies[:len(args)]), dict(zip(kwargs, copies[len(args):], strict=True))
+            continue
+        if type(a) is dict:
+            if not (_ATOMS.issuperset(map(type, a.values())) and _ATOMS.issuperset(map(type, a))):
+                return False
+        elif type(a) is not list or not _ATOMS.issuperset(map(type, a)):
+            return False
+    return True
 
 
 def _same(flat: Any, view: tuple[tuple[Any, ...], dict[str, Any]]) -> bool:
