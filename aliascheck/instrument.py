@@ -15,7 +15,7 @@ import inspect
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from types import ModuleType
+from types import FunctionType, ModuleType
 from typing import Any
 
 import aliascheck.guard as guard
@@ -190,9 +190,10 @@ def state_exit(token: Any, owner: Any, result: Any, raised: bool, kind: str, ref
     led.handover(result, owner, kind, nested, local_refs=refs, handles=handles)
 
 
-def load_enter(node: Any, state: Any, kind: str) -> Any:
+def load_enter(node: Any, state: Any, kind: str, code: Any = None) -> Any:
     """A load (``reset``, ``load_state_dict``) starts with *state* (:data:`MISSING` when the call passed
-    none); returns the token :func:`load_exit` takes (None: record nothing)."""
+    none); returns the token :func:`load_exit` takes (None: record nothing). *code*: the code of the
+    method being entered (the original's, for a wrapper)."""
     led = _ledger.current
     depth = getattr(_tls, "depth", 0)
     if led is None or not led.recording or depth or guard.busy():
@@ -203,17 +204,35 @@ def load_enter(node: Any, state: Any, kind: str) -> Any:
     else:
         before = led.loaded(state, node, kind, after=True)
     _tls.depth, _tls.nested = 1, None
-    return Loading(led, state, before)
+    return Loading(led, state, before, code is not None and _most_derived(node, code))
+
+
+def _most_derived(node: Any, code: Any) -> bool:
+    """Whether *code* is the method the node's class resolves its name to (unwrapped): the load the
+    program called, not an override's ``super().reset(state)``, whose caller may keep the state after
+    it returns. Read from the classes' dicts, as ``type`` reads them: no descriptor runs."""
+    name = code.co_name
+    for cls in type(node).__mro__:
+        own = _CLASS_DICT(cls)
+        if name in own:
+            method = own[name]
+            method = getattr(method, "__wrapped__", method) if type(method) is FunctionType else method
+            return getattr(method, "__code__", None) is code
+    return False
+
+
+_CLASS_DICT = type.__dict__["__dict__"].__get__
 
 
 class Loading:
     """A load in progress (the token :func:`load_enter` gives): aliascheck's bookkeeping, never a
-    holder of the state it carries (:func:`aliascheck.keepers.held_by` passes over it)."""
+    holder of the state it carries (:func:`aliascheck.keepers.held_by` passes over it). *outermost*:
+    the node's own load method, nothing of the class's runs after it (:func:`_most_derived`)."""
 
-    __slots__ = ("led", "state", "before")
+    __slots__ = ("led", "state", "before", "outermost")
 
-    def __init__(self, led: Any, state: Any, before: Any) -> None:
-        self.led, self.state, self.before = led, state, before
+    def __init__(self, led: Any, state: Any, before: Any, outermost: bool) -> None:
+        self.led, self.state, self.before, self.outermost = led, state, before, outermost
 
 
 def load_exit(token: Any, node: Any, raised: bool, passing: frozenset[int] = frozenset()) -> None:
@@ -226,7 +245,7 @@ def load_exit(token: Any, node: Any, raised: bool, passing: frozenset[int] = fro
     if before is not None and not raised:  # the load returned: did it write into what it was given?
         # Held by the call's arguments (the wrapper's tuple or the method's parameter), this name and
         # after_load's parameter.
-        led.after_load(state, node, before, local_refs=3, passing=passing)
+        led.after_load(state, node, before, local_refs=3, passing=passing, outermost=token.outermost)
     elif before is not None:
         led.load_raised(state)
 
@@ -278,11 +297,12 @@ def _handover(original: Any, kind: str) -> Any:
 
 def _reentry(original: Any, kind: str) -> Any:
     where = _state_parameter(original)
+    code = getattr(original, "__code__", None)
 
     @functools.wraps(original)
     def load(self: Any, *args: Any, **kwargs: Any) -> Any:
         # The call is passed on exactly as made: no argument added, none moved.
-        token = load_enter(self, state_argument(args, kwargs, where), kind)
+        token = load_enter(self, state_argument(args, kwargs, where), kind, code)
         try:
             result = original(self, *args, **kwargs)
         except BaseException:

@@ -237,9 +237,9 @@ class Ledger:
         part = inner_owner = None  # the loop's names would count as references to the last part
         if nested:
             nested.clear()
-        # Fresh all the way down (a new dict of atoms, new containers and tensors that own their
-        # memory: correct code's common case, at every item): no part of it is live, so nothing about
-        # it can become a finding. Counted, not recorded: no fingerprint, no capture, no delivery
+        # Fresh all the way down (a new dict of atoms, new containers, new objects of plain classes,
+        # tensors that own their memory: correct code's common case, at every item): no part of it is
+        # live, so nothing about it can become a finding. Counted, not recorded: no fingerprint, no capture, no delivery
         # check. The callers' references (*local_refs*, this parameter included) and getrefcount's
         # argument: the owner keeping it would be one more. An inner state is referred to by *inner* too.
         # Fresh but for tensors or arrays that someone else refers to (a generator state the node
@@ -248,7 +248,7 @@ class Ledger:
         # alone (:meth:`_live_unchanged`). The fingerprint below is still the baseline a report diffs.
         shared: list[Any] = []
         if not always and sys.getrefcount(obj) == local_refs + 1 and probe.fresh(
-                obj, {id(part) for part, _ in inner} if inner else frozenset(), shared):
+                obj, {id(part) for part, _ in inner} if inner else frozenset(), shared, instances=True):
             if not shared:
                 name = owner if isinstance(owner, str) else qualname_of(type(owner))
                 with self.lock:
@@ -412,7 +412,7 @@ class Ledger:
             return now
 
     def after_load(self, state: Any, node: Any, before: Fingerprint, local_refs: int = 2,
-                   passing: frozenset[int] = frozenset()) -> None:
+                   passing: frozenset[int] = frozenset(), outermost: bool = False) -> None:
         """The load itself must not write into the caller's state (``assign=True`` setting
         ``sd._metadata``): compared right after the loading method returns (rule *Loads*).
         *local_refs*: the references the load's recording holds to *state*, this parameter's included."""
@@ -420,43 +420,55 @@ class Ledger:
         rec = self.records.get(id(state))
         if rec is None or rec.obj is not state or rec.flagged:
             return
-        self._note_adopted(rec, node)
-        fp = fingerprint(state, then=handlers.still_unwritten(proof) if proof else None)
-        del proof
-        with self.lock:
-            self.stats.checked += 1
-            if fp.digest == before.digest or rec.flagged:
-                return
-            changes = judge.load_wrote(self, rec, node, before, fp, local_refs, passing)
-            if not changes:
-                return
-            site, stack = sites.where()  # the load call
-            found = self.report(
-                "mutation", changes, owner=qualname_of(type(node)), label=self.label(node),
-                site=site, stack=stack, check="load",
-                # The load's own line, even in a library (torch's CyclicLR.load_state_dict pops a
-                # key from the caller's dict): one bug there, not one per caller.
-                origin=sites.origin(type(node), LOAD_METHODS, users_only=False),
-            )
-            rec.flagged = rec.flagged or bool(found)
+        # A state the caller made and this node kept nothing of (told when the node's own load method
+        # returns, not an override's ``super().reset(state)``): only the caller holds it, whose own edits
+        # are never a finding, so nothing is left to judge once the load is judged. Not held past the
+        # load when it cannot be held weakly (a plain dict): the program's ``del`` frees it.
+        forget = (self._note_adopted(rec, node) and outermost and not rec.adopted and rec.kind in LOAD_METHODS
+                  and isinstance(rec, Snapshot) and not rec.weakly())
+        try:
+            fp = fingerprint(state, then=handlers.still_unwritten(proof) if proof else None)
+            del proof
+            with self.lock:
+                self.stats.checked += 1
+                if fp.digest == before.digest or rec.flagged:
+                    return
+                changes = judge.load_wrote(self, rec, node, before, fp, local_refs, passing)
+                if not changes:
+                    return
+                site, stack = sites.where()  # the load call
+                found = self.report(
+                    "mutation", changes, owner=qualname_of(type(node)), label=self.label(node),
+                    site=site, stack=stack, check="load",
+                    # The load's own line, even in a library (torch's CyclicLR.load_state_dict pops a
+                    # key from the caller's dict): one bug there, not one per caller.
+                    origin=sites.origin(type(node), LOAD_METHODS, users_only=False),
+                )
+                rec.flagged = rec.flagged or bool(found)
+        finally:
+            if forget:
+                with self.lock:
+                    if self.records.get(id(state)) is rec:
+                        del self.records[id(state)]
 
     def load_raised(self, state: Any) -> None:
         """The load raised: its proof is dropped (it holds the state's tensors)."""
         self._loading.pop((threading.get_ident(), id(state)), None)
 
-    def _note_adopted(self, rec: Record, node: Any) -> None:
+    def _note_adopted(self, rec: Record, node: Any) -> bool:
         """What a project's node kept of the state it loaded: judged from now on whether or not the
-        node still holds it, at its next state call, at its death and at teardown.
+        node still holds it, at its next state call, at its death and at teardown. Returns whether it
+        looked (``rec.adopted`` is then the answer).
 
         Library nodes (trusted: torch's, torchdata's) keep by design and are judged by what
         they hold at the check, with no walk per load; so is a state larger than
         :data:`ADOPT_BYTES` fingerprinted (the walk would cost more than the load).
         """
         if rec.kind not in LOAD_METHODS or probe.trusted(type(node)) or len(rec.fp.detail or b"") > ADOPT_BYTES:
-            return
+            return False
         rec.adopted = probe.aliases(rec.obj, node, type(node).__name__, depth=SHARED_DEPTH, limit=SHARED_LIMIT)
         if not rec.adopted:
-            return
+            return True
         # Ids, not the objects: a reference here would make a holder of the ledger itself.
         where = {path: id(part) for path, part in probe.parts(rec.obj, "", SHARED_DEPTH, False)}
         rec.adopted_parts = {where[path] for path, _ in rec.adopted if path in where}
@@ -465,6 +477,7 @@ class Ledger:
             weakref.finalize(node, self._adopter_gone, id(node), rec)
         except TypeError:  # not weakly referenceable: its next state call and teardown still look
             pass
+        return True
 
     def after_call(self, node: Any) -> None:
         """After a method of a node that adopted part of a loaded state: if it let go of what it

@@ -12,7 +12,8 @@ import gc
 import operator
 import sys
 import types
-from collections import deque
+import weakref
+from collections import Counter, deque
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from itertools import compress, repeat
@@ -392,7 +393,7 @@ _FRESH_KNOWN = _ATOMIC | _FRESH
 
 
 def fresh(obj: Any, passed: AbstractSet[int] = frozenset(), shared: list[Any] | None = None,
-          width: int = FRESH_WIDTH) -> bool:
+          width: int = FRESH_WIDTH, instances: bool = False) -> bool:
     """Whether *obj* (a dict or list its caller alone refers to) holds nothing anyone else refers to.
 
     Plain containers, atoms and buffers that own their memory, each mutable part referred to by
@@ -400,7 +401,9 @@ def fresh(obj: Any, passed: AbstractSet[int] = frozenset(), shared: list[Any] | 
     finding. Tuples and frozensets are immutable, so whoever else refers to them changes nothing;
     what they hold is looked at. A tensor (exactly ``torch.Tensor``) or an array (exactly
     ``numpy.ndarray``, not of objects) counts when it is no view and nobody else uses its memory
-    (a new generator state, a ``clone()``); any other object is not fresh. Level by level with
+    (a new generator state, a ``clone()``). With *instances*, an instance of a plain class
+    (:func:`_plain_class`) is looked into as a dict is (a snapshot object a state method made:
+    ``Snap(self.pos, list(self.seen))``); any other object is not fresh. Level by level with
     ``gc.get_referents``, types tested at C speed; a level wider than *width* is not
     looked into (the answer is no: the usual path then). *passed*: ids of parts the caller holds
     one more reference to (the inner states a nested ``state_dict()`` returned). *shared*: a list
@@ -410,15 +413,26 @@ def fresh(obj: Any, passed: AbstractSet[int] = frozenset(), shared: list[Any] | 
     if type(obj) not in (dict, list):
         return False
     level: list[Any] = [obj]
+    descend, owed = _FRESH, None
     while level:
-        if sum(map(len, level)) > width:
+        if sum(map(len, level) if descend is _FRESH else map(_width, level)) > width:
             return False
         refs = gc.get_referents(*level)
+        if owed is not None:  # the plain instances of the level above refer to their classes: not their values
+            refs = _without_classes(refs, owed)
+            if refs is None:
+                return False
         kinds = set(map(type, refs))
         if kinds <= _ATOMIC:
             return True
+        descend, owed = _FRESH, None
         if not kinds <= _FRESH_KNOWN:
             buffers = kinds - _FRESH_KNOWN
+            plain = set(filter(_plain_class, buffers)) if instances else None
+            if plain:  # looked into as a dict is: its attributes are the next level
+                buffers -= plain
+                descend = _FRESH | plain
+                owed = Counter(type(part) for part in refs if type(part) in plain)
             if not buffers <= _owned_buffer_types():
                 return False
             # Only the buffers are looked at one by one (a level may hold thousands of atoms). Each is
@@ -429,7 +443,7 @@ def fresh(obj: Any, passed: AbstractSet[int] = frozenset(), shared: list[Any] | 
                     if shared is None:
                         return False
                     shared.append(part)
-        level = list(compress(refs, map(_FRESH.__contains__, map(type, refs))))
+        level = list(compress(refs, map(descend.__contains__, map(type, refs))))
         # Referred to by its parent, *refs*, *level*, the loop variable and getrefcount's argument alone.
         for part in level:
             if type(part) not in _FROZEN and sys.getrefcount(part) != 5 and not (
@@ -437,6 +451,49 @@ def fresh(obj: Any, passed: AbstractSet[int] = frozenset(), shared: list[Any] | 
                 return False
         del refs
     return True
+
+
+def _width(part: Any) -> int:
+    return len(part) if type(part) in _FRESH else 1
+
+
+_HEAP_TYPE = 1 << 9
+_POINTER = tuple.__itemsize__
+# Whether a type is a plain class (:func:`_plain_class`), by type, weakly: a dynamic class dies when the
+# program drops it.
+_plain: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+
+
+def _plain_class(kind: type) -> bool:
+    """A class written in Python on ``object`` alone: its instances hold nothing but their attributes and
+    slots, all of which ``gc.get_referents`` shows (no C-level state, as a lock's or a C type's subclass
+    has). Told by the layout: every class in the MRO but ``object`` is a heap type, and the instance is
+    ``object``'s size plus its slots and its weak-reference slot, nothing more."""
+    known = _plain.get(kind)
+    if known is None:
+        known = False
+        mro = kind.__mro__
+        if not issubclass(kind, type) and mro[-1] is object and not kind.__itemsize__ and all(
+                c.__flags__ & _HEAP_TYPE for c in mro[:-1]):
+            slots = 0
+            for c in mro[:-1]:
+                own = vars(c).get("__slots__", ())
+                own = (own,) if isinstance(own, str) else own
+                slots += sum(1 for name in own if name not in ("__dict__", "__weakref__"))
+            size = object.__basicsize__ + _POINTER * (slots + (kind.__weakrefoffset__ > 0))
+            known = kind.__basicsize__ == size and kind.__dictoffset__ <= 0
+        _plain[kind] = known
+    return known
+
+
+def _without_classes(refs: list[Any], owed: Counter[type]) -> list[Any] | None:
+    """*refs* less the one reference each plain instance of the level above holds to its class; None when
+    a class is among them more often (a class object is a value too: not fresh)."""
+    metas = {type(kind) for kind in owed}
+    classes = Counter(part for part in refs if type(part) in metas)
+    if classes != owed:
+        return None
+    return [part for part in refs if type(part) not in metas]
 
 
 _owned: frozenset[type] = frozenset()

@@ -158,6 +158,10 @@ class Snapshot(Record):
         if self._weak is None and type(value).__weakrefoffset__:
             self._weak, self._strong = weakref.ref(value), None
 
+    def weakly(self) -> bool:
+        """Whether the value is held weakly (let go)."""
+        return self._weak is not None
+
     def others(self) -> int:
         ref = self._weak
         if ref is None:

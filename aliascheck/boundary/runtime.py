@@ -2318,9 +2318,9 @@ def state_exit(token: Any, owner: Any, result: Any, raised: Any, kind: str) -> N
 
 
 def load_enter(node: Any, state: Any, kind: str) -> Any:
-    if not ACTIVE or id(sys._getframe(1).f_code) not in ACTIVE:
+    if not ACTIVE or id(code := sys._getframe(1).f_code) not in ACTIVE:
         return None
-    return instrument.load_enter(node, state, kind)
+    return instrument.load_enter(node, state, kind, code)
 
 
 def load_exit(token: Any, node: Any, raised: Any) -> None:

@@ -1061,3 +1061,33 @@ class Stepper:
 
     def get_state(self) -> collections.OrderedDict:
         return collections.OrderedDict(n=self.n)
+
+
+class Token:
+    """Counts its live instances: a finaliser the program can see, inside a snapshot."""
+
+    alive = 0
+
+    def __init__(self) -> None:
+        Token.alive += 1
+
+    def __del__(self) -> None:
+        Token.alive -= 1
+
+
+class Cursor:
+    """A node whose snapshot is a plain dict (no weak reference to it can exist) holding a new object
+    of the project's own, and whose ``reset`` takes no state or one, copying what it keeps."""
+
+    def __init__(self) -> None:
+        self.i = 0
+        self.buf = [1, 2]
+
+    def get_state(self) -> dict:
+        return {"i": self.i, "buf": list(self.buf), "token": Token()}
+
+    def reset(self, state: dict | None = None) -> None:
+        if state is None:
+            self.i = 0
+        else:
+            self.i, self.buf = state["i"], list(state["buf"])

@@ -141,3 +141,19 @@ def test_a_snapshot_dies_at_its_del() -> None:
     node.n += 1
     del other
     assert ref() is None
+
+
+def test_a_plain_dict_snapshot_dies_at_its_del() -> None:
+    cursor, other = p.Cursor(), p.Cursor()
+    before = p.Token.alive
+    state = cursor.get_state()  # new all the way down, an object of the project's own in it
+    assert p.Token.alive == before + 1
+    other.reset(state)  # loaded and copied: the loading node keeps nothing of it
+    del state
+    assert p.Token.alive == before
+    assert cursor.get_state()["i"] == 0  # never bound: dies at once
+    assert p.Token.alive == before
+    for i in range(5):
+        cursor.i = i
+        cursor.reset(cursor.get_state())
+    assert (p.Token.alive, cursor.i) == (before, 4)
