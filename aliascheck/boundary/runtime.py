@@ -2643,7 +2643,8 @@ def before(site: int, argsets: tuple[tuple[Any, ...], ...], callees: tuple[Any, 
     given = callees = tuple(map(_owner, callees))  # ``name.a.b``: (name.a, "b"), read as the statement will
     if callees and not _test.handed:
         callees = tuple(map(_resolved, callees))
-    if callees and not _test.handed and None not in callees and not any(map(_library, callees)):
+    # (``None in callees`` would compare each callee with None: a mock's ``__eq__`` runs and is recorded.)
+    if callees and not _test.handed and not any(map(_library, callees)):
         _counts.pop(site, None)
         if len(callees) == 1 and _weak(type(callees[0])) and (type(told[0]) is not tuple or len(told[0]) == 2):
             # The marked code skips this call while it is the callee: a plain name's value, or for

@@ -17,6 +17,7 @@ import sys
 import traceback
 import weakref
 from functools import cached_property
+from typing import Any
 
 LOG: list[str] = []  # one shared order log; each probe clears it first
 
@@ -1091,3 +1092,52 @@ class Cursor:
             self.i = 0
         else:
             self.i, self.buf = state["i"], list(state["buf"])
+
+
+def mock_through_shapes(m: Any) -> tuple[list[Any], dict[str, Any], list[Any]]:
+    """A ``MagicMock`` (it records every magic method called on it: ``__eq__``, ``__len__``, ``__iter__``,
+    ``__bool__``) bound, kept, passed to library calls and called: only the program's calls are recorded."""
+    import functools
+    import itertools
+    import threading
+
+    kept: list[Any] = []
+    kept.append(m)
+    table = {"m": m}
+    table["again"] = m
+    pair = (m, [m])
+    first, rest = pair
+    out = [x for x in (m, first)]
+    chained = list(itertools.chain([m], rest))
+    functools.reduce(lambda a, b: a, [m, m])
+    worker = threading.Thread(target=len, args=([m],))
+    worker.start()
+    worker.join()
+    kept += [m]
+    holder = MockHolder(m)
+    holder.load_state_dict(holder.state_dict())
+    holder.last = m
+    yielded = list(_yields(m))
+    del kept[1:]
+    m(kept)
+    m.send(table)
+    m.publish(chained, key=table)
+    return kept, table, out + yielded[:0]
+
+
+def _yields(m: Any) -> Any:
+    yield m
+    yield [m]
+
+
+class MockHolder:
+    """A node whose state holds the mock it was given."""
+
+    def __init__(self, m: Any) -> None:
+        self.m, self.seen = m, [m]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"m": self.m, "seen": self.seen}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.m, self.seen = state["m"], list(state["seen"])

@@ -278,3 +278,12 @@ def test_a_kept_default_is_the_default_itself() -> None:
 def test_a_repetition_holds_one_row() -> None:
     rows = p.grid(3)
     assert rows[1] is rows[2] and rows[0] == [1, 1, 1] and rows[1] == [0, 0, 0]
+
+
+def test_a_mock_passed_through_the_shapes_records_only_the_programs_calls() -> None:
+    from unittest import mock
+
+    m = mock.MagicMock()
+    kept, table, out = p.mock_through_shapes(m)
+    assert [name for name, _, _ in m.mock_calls] == ["", "send", "publish"]
+    assert (len(kept), len(table), len(out)) == (1, 2, 2)
