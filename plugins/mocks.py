@@ -140,6 +140,65 @@ def _mock_call(original: Any) -> Any:
     return call
 
 
+def _awaiting(original: Any) -> Any:
+    """``AsyncMockMixin._execute_mock_call``: the awaited half of an async mock's call, which adds its
+    ``await_args_list`` entry and runs the side effect (or the wrapped function). Recorded as it ends: the
+    call's ``call_args_list`` entry too when the side effect's writes kept it from being recorded at the
+    call (:func:`_async_effect`)."""
+
+    @functools.wraps(original)
+    async def _execute_mock_call(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+        judged = (any(type(a) in _EXACT_SET for a in args) or any(type(v) in _EXACT_SET for v in kwargs.values())) \
+            and _recording() is not None
+        try:
+            return await original(self, *args, **kwargs)
+        finally:
+            if judged:
+                _record_awaited(self, args, kwargs)
+
+    return _execute_mock_call
+
+
+_MATCHED_BACK = 16  # entries of a mock's list looked back through for the call just awaited
+
+
+def _made_with(calls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The last entry of *calls* made with these very arguments (each the same object), or None."""
+    if not isinstance(calls, list):
+        return None
+    for entry in reversed(list.__getitem__(calls, slice(-_MATCHED_BACK, None))):
+        if not isinstance(entry, _mock._Call) or tuple.__len__(entry) < 2:
+            continue
+        n = tuple.__len__(entry)
+        then_args, then_kwargs = tuple.__getitem__(entry, n - 2), tuple.__getitem__(entry, n - 1)
+        if (type(then_args) is tuple and type(then_kwargs) is dict and len(then_args) == len(args)
+                and all(a is b for a, b in zip(then_args, args, strict=True))
+                and then_kwargs.keys() == kwargs.keys() and all(then_kwargs[k] is v for k, v in kwargs.items())):
+            return entry
+    return None
+
+
+def _record_awaited(mock: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """The await of a call given these arguments ended: its ``await_args_list`` entry joins the call's
+    record, or the call is recorded now (its side effect's writes done). Never raises."""
+    try:
+        own = object.__getattribute__(mock, "__dict__")
+        awaited = _made_with(own.get("_mock_await_args_list"), args, kwargs)
+        if awaited is None or id(awaited) in _calls:
+            return
+        listed, calls = _lists(mock)
+        made = _made_with(listed, args, kwargs)
+        known = _calls.get(id(made)) if made is not None else None
+        if known is not None:
+            _calls[id(awaited)] = known
+            _of_mock.setdefault(id(mock), []).append(id(awaited))
+        else:
+            _record(mock, made if made is not None else awaited, _made_with(calls, args, kwargs),
+                    awaited if made is not None else None, depth=4)
+    except Exception:  # aliascheck's own failure never reaches the program
+        pass
+
+
 def _async_effect(mock: Any, result: Any) -> bool:
     own = object.__getattribute__(mock, "__dict__")
     return type(result) is types.CoroutineType and (
@@ -152,9 +211,10 @@ def _last_mock_call(mock: Any) -> Any:
     return list.__getitem__(calls, -1) if calls else None
 
 
-def _record(mock: Any, call: Any, listed_call: Any = None) -> None:
+def _record(mock: Any, call: Any, listed_call: Any = None, awaited: Any = None, depth: int = 3) -> None:
     """Record *call*'s plain-data arguments as they are now, the mock's call done (*listed_call*: its
-    ``mock_calls`` entry, judged alike). Never raises."""
+    ``mock_calls`` entry, *awaited*: its ``await_args_list`` entry, judged alike; *depth*: the caller's
+    frame, counted from here). Never raises."""
     led = _recording()
     try:
         if led is None or _count[0] >= _MOST:
@@ -162,7 +222,7 @@ def _record(mock: Any, call: Any, listed_call: Any = None) -> None:
         view = _view(call)
         if view is None:
             return
-        where = sites.sender(_FILES, 3)
+        where = sites.sender(_FILES, depth)
         if where is None:
             return
         then = _copied(view)
@@ -174,14 +234,42 @@ def _record(mock: Any, call: Any, listed_call: Any = None) -> None:
         rec.flat, rec.ledger = flat, led
         ref = weakref.ref(mock)
         mine = _of_mock.setdefault(id(mock), [])
-        for one in (call, listed_call):
+        for one in (call, listed_call, awaited):
             if one is not None:
                 _calls[id(one)] = (ref, rec, then)
                 mine.append(id(one))
+        for parent, entry in _parents_entries(mock, call):  # ``manager.mock_calls``: the same call, named
+            _calls[id(entry)] = (weakref.ref(parent), rec, then)
+            _of_mock.setdefault(id(parent), []).append(id(entry))
         _count[0] += 1
         _counted(led, MOCK)
     except Exception as exc:  # aliascheck's own bug must never break the call
         judge.internal(led, MOCK, exc)
+
+
+_PARENTS_MOST = 8  # parents looked up from one mock
+
+
+def _parents_entries(mock: Any, call: Any) -> list[tuple[Any, Any]]:
+    """The entries the call just made added to its parents' ``mock_calls`` and ``method_calls`` (up the
+    ``_mock_new_parent`` chain, as the mock adds them): each the last of its list, holding the very
+    arguments tuple of *call*. From instance dicts: no attribute of a mock is read."""
+    args = tuple.__getitem__(call, tuple.__len__(call) - 2)
+    out = []
+    parent = object.__getattribute__(mock, "__dict__").get("_mock_new_parent")
+    for _ in range(_PARENTS_MOST):
+        if parent is None or not isinstance(parent, _mock.NonCallableMock):
+            break
+        own = object.__getattribute__(parent, "__dict__")
+        for listed in ("_mock_mock_calls", "method_calls"):
+            calls = own.get(listed)
+            if isinstance(calls, list) and calls:
+                last = list.__getitem__(calls, -1)
+                if (isinstance(last, _mock._Call) and tuple.__len__(last) == 3
+                        and tuple.__getitem__(last, 1) is args):
+                    out.append((parent, last))
+        parent = own.get("_mock_new_parent")
+    return out
 
 
 def _flat(view: tuple[tuple[Any, ...], dict[str, Any]]) -> bool:
@@ -243,8 +331,12 @@ def _present(entry: tuple[Any, Record, Any], call: Any) -> bool:
     mock = entry[0]()
     if mock is None:
         return False
-    for calls in _lists(mock):
-        if calls is not None and any(c is call for c in list.__iter__(calls)):
+    try:
+        own = object.__getattribute__(mock, "__dict__")
+    except Exception:
+        return False
+    for calls in (*_lists(mock), own.get("method_calls"), own.get("_mock_await_args_list")):
+        if isinstance(calls, list) and any(c is call for c in list.__iter__(calls)):
             return True
     return False
 
@@ -451,6 +543,7 @@ _ANY_COMPARER: Any = getattr(_mock, "_AnyComparer", None)  # assert_any_call's c
 def aliascheck_install(options: Any) -> Callable[[], None]:
     return undo_all([
         patch(_mock.CallableMixin, "_mock_call", _mock_call),
+        patch(_mock.AsyncMockMixin, "_execute_mock_call", _awaiting),
         patch(_mock.NonCallableMock, "reset_mock", _resetting),
         patch(_mock.NonCallableMock, "_call_matcher", _matching),
         *([patch(_ANY_COMPARER, "__contains__", _any_of)] if _ANY_COMPARER is not None else []),

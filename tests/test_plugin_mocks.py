@@ -214,3 +214,130 @@ def test_a_mock_called_by_library_code_is_not_recorded(pytester: pytest.Pytester
     """)
     result = pytester.runpytest(*RUN)
     result.assert_outcomes(passed=1)
+
+
+PARENTS_AND_AWAITS = """
+    import asyncio
+    from unittest import mock
+    from unittest.mock import call
+
+
+    def test_buggy_parent_mock_calls():
+        manager = mock.Mock()
+        msg = {"ch": "a"}
+        manager.pub(msg)
+        msg["ch"] = "b"
+        assert manager.mock_calls == [call.pub({"ch": "b"})]
+
+    def test_buggy_grandparent_method_calls():
+        manager = mock.Mock()
+        rows = ["a"]
+        manager.sub.pub(rows)
+        rows.append("b")
+        assert manager.method_calls == [call.sub.pub(["a", "b"])]
+
+    def test_buggy_attached_mock():
+        manager, pub = mock.Mock(), mock.Mock()
+        manager.attach_mock(pub, "pub")
+        msg = {"n": 1}
+        pub(msg)
+        msg["n"] = 2
+        manager.assert_has_calls([call.pub({"n": 2})])
+
+    def test_buggy_awaited_with():
+        fetch = mock.AsyncMock()
+        query = {"n": 1}
+
+        async def go():
+            await fetch(query)
+            query["n"] = 2
+        asyncio.run(go())
+        fetch.assert_awaited_with({"n": 2})
+
+    def test_buggy_await_args_read():
+        fetch = mock.AsyncMock()
+        rows = [1]
+
+        async def go():
+            await fetch(rows)
+            rows.append(2)
+        asyncio.run(go())
+        assert fetch.await_args.args[0] == [1, 2]
+
+    def test_buggy_changed_after_an_async_side_effect():
+        async def count(d):
+            return len(d)
+        fetch = mock.AsyncMock(side_effect=count)
+        query = {"n": 1}
+
+        async def go():
+            await fetch(query)
+            query["n"] = 5
+        asyncio.run(go())
+        fetch.assert_called_with({"n": 5})
+
+    def test_parent_given_a_copy():
+        manager = mock.Mock()
+        msg = {"ch": "a"}
+        manager.pub(dict(msg))
+        msg["ch"] = "b"
+        assert manager.mock_calls == [call.pub({"ch": "a"})]
+
+    def test_parent_read_before_the_change():
+        manager = mock.Mock()
+        msg = {"ch": "a"}
+        manager.pub(msg)
+        assert manager.mock_calls == [call.pub({"ch": "a"})]
+        msg["ch"] = "b"
+
+    def test_parent_reset_between_calls():
+        manager = mock.Mock()
+        msg = {"n": 1}
+        manager.pub(msg)
+        manager.reset_mock()
+        msg["n"] = 2
+        manager.pub(msg)
+        assert manager.mock_calls == [call.pub({"n": 2})]
+
+    def test_awaited_with_a_copy():
+        fetch = mock.AsyncMock()
+        query = {"n": 1}
+
+        async def go():
+            await fetch(dict(query))
+            query["n"] = 2
+        asyncio.run(go())
+        fetch.assert_awaited_with({"n": 1})
+
+    def test_async_side_effect_writes_are_the_calls_own():
+        async def mark(d):
+            d["seen"] = True
+        fetch = mock.AsyncMock(side_effect=mark)
+        query = {"n": 1}
+        asyncio.run(fetch(query))
+        fetch.assert_awaited_with({"n": 1, "seen": True})
+        fetch.assert_called_with({"n": 1, "seen": True})
+
+    def test_await_count_only():
+        fetch = mock.AsyncMock()
+        rows = [1]
+        asyncio.run(fetch(rows))
+        rows.append(2)
+        assert fetch.await_count == 1
+"""
+
+
+def test_a_parents_and_an_awaits_record_of_the_call_are_judged_alike(pytester: pytest.Pytester) -> None:
+    """A child mock's call is recorded in its parents' ``mock_calls`` and ``method_calls`` (``attach_mock``
+    too), an async mock's in ``await_args_list`` as well: each entry holds the same arguments and is
+    judged as the call's own entry is. Clean: a copy, a read before the change, ``reset_mock`` of the
+    parent, an async side effect's own writes, a count."""
+    pytester.makepyfile(test_parents=PARENTS_AND_AWAITS)
+    result = pytester.runpytest(*RUN, "-rA")
+    buggy = sorted(line.split("::")[1].split(" ")[0] for line in result.outlines
+                   if line.startswith("FAILED test_parents.py::"))
+    assert buggy == sorted(["test_buggy_parent_mock_calls", "test_buggy_grandparent_method_calls",
+                            "test_buggy_attached_mock", "test_buggy_awaited_with", "test_buggy_await_args_read",
+                            "test_buggy_changed_after_an_async_side_effect"])
+    result.assert_outcomes(passed=6, failed=6)
+    result.stdout.fnmatch_lines(["*" + _literal("args[0]: list grew from 1 to 2 items (appended 'b')") + "*"])
