@@ -1995,6 +1995,7 @@ def test_a_view_bound_by_either_branch_of_a_conditional(pytester: pytest.Pyteste
             model = torch.nn.Linear(4, 1)
             w0 = model.weight.detach().numpy() if model.weight.device.type == "cpu" else model.weight.cpu().numpy()
             train(model)
+            assert w0.shape == (1, 4)  # read after the training: a view the test never read again is clean
 
         def test_baseline_copy_either_branch():
             model = torch.nn.Linear(4, 1)
@@ -4062,3 +4063,77 @@ def test_a_kept_value_pickle_cannot_write_is_walked_within_bounds() -> None:
 
     fp = runtime.fingerprint([root])
     assert not fp.exact and fp.truncated
+
+
+def test_a_new_container_of_new_views_bound_by_a_test_is_a_value(pytester: pytest.Pytester) -> None:
+    """``snap = {k: v.numpy() ...}`` (or ``.detach()``, or a list of them) bound by the test is a snapshot
+    taken as views of the parameters' memory: a value, as one view bound alone is, judged where the test
+    last reads it. Clean: copies (``clone()``, ``.copy()``, ``np.array``), views read only before the
+    training, views taken after it, and views of the test's own array that it writes itself."""
+    result = run(pytester, """
+        import numpy as np
+        import torch
+
+        def model_and_step():
+            torch.manual_seed(0)
+            model = torch.nn.Linear(3, 2)
+            opt = torch.optim.SGD(model.parameters(), lr=0.5)
+            def step():
+                opt.zero_grad()
+                model(torch.ones(4, 3)).sum().backward()
+                opt.step()
+            return model, step
+
+        def test_buggy_numpy_views():
+            model, step = model_and_step()
+            snap = {k: v.numpy() for k, v in model.state_dict().items()}
+            step()
+            assert all(np.array_equal(snap[k], v.numpy()) for k, v in model.state_dict().items())
+
+        def test_buggy_detached_views():
+            model, step = model_and_step()
+            snap = [p.detach() for p in model.parameters()]
+            step()
+            assert torch.equal(snap[0], model.weight)
+
+        def test_clones():
+            model, step = model_and_step()
+            snap = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            step()
+            assert not torch.equal(snap["weight"], model.weight)
+
+        def test_numpy_copies():
+            model, step = model_and_step()
+            snap = [np.array(p.detach().numpy()) for p in model.parameters()]
+            step()
+            assert not np.array_equal(snap[0], model.weight.detach().numpy())
+
+        def test_views_read_before_the_step_only():
+            model, step = model_and_step()
+            views = [p.detach() for p in model.parameters()]
+            total = sum(float(v.abs().sum()) for v in views)
+            step()
+            assert total > 0
+
+        def test_views_taken_after_the_step():
+            model, step = model_and_step()
+            before = [p.detach().clone() for p in model.parameters()]
+            step()
+            after = [p.detach() for p in model.parameters()]
+            assert any(not torch.equal(b, a) for b, a in zip(before, after))
+
+        def test_a_view_never_read_again():
+            model, step = model_and_step()
+            w0 = model.weight.detach().numpy()
+            step()
+            assert model.weight.shape == (2, 3)
+
+        def test_views_of_its_own_array_it_writes():
+            data = np.arange(8.0)
+            chunks = [data[i:i + 2] for i in range(0, 8, 2)]
+            data *= 2
+            assert [float(c.sum()) for c in chunks] == [2.0, 10.0, 18.0, 26.0]
+    """)
+    assert flagged(result) == {"test_buggy_numpy_views", "test_buggy_detached_views"}
+    result.stdout.fnmatch_lines(["*snap holds a live dict (handed out by {k: v.numpy() for k, v in *), changed after "
+                                 "it was kept: snap?'weight'?: array bytes changed*"])
