@@ -20,9 +20,15 @@ from .shadow import BufferToken, GlobalRef, Opaque, Stub, Truncated
 MUTABLE = (list, dict, set, bytearray, Stub, BufferToken)
 
 
+# Levels fed before a part is digested by its type alone: a linked chain in a shadow (a compiled-cache key
+# holding a dialect) must not reach the recursion limit, in the program's frames above this.
+MAX_DEPTH = 100
+
+
 class _Canon:
     def __init__(self) -> None:
         self.shared: dict[int, int] = {}
+        self.depth = 0
 
     def digest(self, node: Any) -> bytes:
         h = xxhash.xxh3_128()
@@ -37,7 +43,14 @@ class _Canon:
                 return
             self.shared[key] = len(self.shared)
         h.update(type(node).__name__.encode() + b"\0")
-        self._feed_value(h, node)
+        if self.depth >= MAX_DEPTH:
+            h.update(b"...")
+            return
+        self.depth += 1
+        try:
+            self._feed_value(h, node)
+        finally:
+            self.depth -= 1
 
     def _feed_value(self, h: Any, node: Any) -> None:
         if node is None or isinstance(node, bool):

@@ -19,7 +19,10 @@ from types import FunctionType, ModuleType
 from typing import Any
 
 import aliascheck.guard as guard
+import aliascheck.judge as judge
 import aliascheck.ledger as _ledger
+
+from .shadow import qualname_of
 
 _tls = threading.local()
 _patches: dict[tuple[Any, str], list[Any]] = {}  # (cls, name) -> [count, original]
@@ -202,7 +205,11 @@ def load_enter(node: Any, state: Any, kind: str, code: Any = None) -> Any:
     if state is MISSING or state is None:
         before = None
     else:
-        before = led.loaded(state, node, kind, after=True)
+        try:
+            before = led.loaded(state, node, kind, after=True)
+        except Exception as exc:  # aliascheck's own failure never reaches the program's load
+            judge.internal(led, qualname_of(type(node)), exc, check="load", what="load")
+            before = None
     _tls.depth, _tls.nested = 1, None
     return Loading(led, state, before, code is not None and _most_derived(node, code))
 
@@ -245,7 +252,10 @@ def load_exit(token: Any, node: Any, raised: bool, passing: frozenset[int] = fro
     if before is not None and not raised:  # the load returned: did it write into what it was given?
         # Held by the call's arguments (the wrapper's tuple or the method's parameter), this name and
         # after_load's parameter.
-        led.after_load(state, node, before, local_refs=3, passing=passing, outermost=token.outermost)
+        try:
+            led.after_load(state, node, before, local_refs=3, passing=passing, outermost=token.outermost)
+        except Exception as exc:  # aliascheck's own failure never reaches the program's load
+            judge.internal(led, qualname_of(type(node)), exc, check="load", what="load")
     elif before is not None:
         led.load_raised(state)
 

@@ -510,12 +510,12 @@ def unpicklable(rec: Record, exc: Exception) -> None:
         pass
 
 
-def internal(led: Any, owner: str, problem: Any) -> None:
-    """An aliascheck limit or bug met while recording a message: said, never raised."""
+def internal(led: Any, owner: str, problem: Any, check: str = "send", what: str = "message") -> None:
+    """An aliascheck limit or bug met while recording a message (or judging a load): said, never raised."""
     try:
         text = problem if isinstance(problem, str) else f"{type(problem).__name__}: {problem}"
-        led.report("unverifiable", [Change("<message>", text, "not checked")], owner=owner, check="send",
-                   hint="an aliascheck limit or bug: the message was not checked")
+        led.report("unverifiable", [Change(f"<{what}>", text, "not checked")], owner=owner, check=check,
+                   hint=f"an aliascheck limit or bug: the {what} was not checked")
     except Exception:  # pragma: no cover - nothing may escape into the user's send
         pass
 

@@ -413,15 +413,17 @@ def fresh(obj: Any, passed: AbstractSet[int] = frozenset(), shared: list[Any] | 
     if type(obj) not in (dict, list):
         return False
     level: list[Any] = [obj]
-    descend, owed = _FRESH, None
+    descend: frozenset[type] = _FRESH
+    owed: Counter[type] | None = None
     while level:
         if sum(map(len, level) if descend is _FRESH else map(_width, level)) > width:
             return False
         refs = gc.get_referents(*level)
         if owed is not None:  # the plain instances of the level above refer to their classes: not their values
-            refs = _without_classes(refs, owed)
-            if refs is None:
+            kept = _without_classes(refs, owed)
+            if kept is None:
                 return False
+            refs = kept
         kinds = set(map(type, refs))
         if kinds <= _ATOMIC:
             return True
@@ -431,7 +433,7 @@ def fresh(obj: Any, passed: AbstractSet[int] = frozenset(), shared: list[Any] | 
             plain = set(filter(_plain_class, buffers)) if instances else None
             if plain:  # looked into as a dict is: its attributes are the next level
                 buffers -= plain
-                descend = _FRESH | plain
+                descend = _FRESH | frozenset(plain)
                 owed = Counter(type(part) for part in refs if type(part) in plain)
             if not buffers <= _owned_buffer_types():
                 return False

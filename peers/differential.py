@@ -137,6 +137,20 @@ SUITES = {s.name: s for s in [
     Suite("six", "1.17.0", ("test_six.py",)),
     # jmespath 1.1.0 is not here: its sdist's tests lack __init__.py and compliance/ (and no upstream tag 1.1.0)
     Suite("inflection", "0.5.1", ("test_inflection.py",)),
+    # as its noxfile's default session (generic, memory and dbm, no time_intensive); the memcached, redis and
+    # valkey backends' tests need servers
+    Suite("dogpile.cache", "1.5.0", ("-m", "not time_intensive", "--ignore=tests/cache/test_memcached_backend.py",
+                                     "--ignore-glob=tests/cache/test_[rv]*_backend.py", "tests"), needs=("mako",)),
+    # its test extra less PySide6 (the Qt tests skip) and the jobstores that need a server (their tests deselected:
+    # pytest 9's importorskip errors on the ImportError their modules raise); pytz 2026 renamed the _offset it reads
+    Suite("apscheduler", "3.11.3", ("-k", "not mongodb and not redis and not rethinkdb and not zookeeper and not etcd",
+                                    "tests"),
+          needs=("pytz<2026", "anyio", "sqlalchemy", "tornado", "gevent", "twisted")),
+    # its CI's `pytest` from the root (addopts: --doctest-modules, --doctest-glob=*.md), less xdist and coverage;
+    # the diagram tests that run graphviz's `dot` skip (~2 min plain)
+    Suite("python-statemachine", "3.2.2", (".",),
+          needs=("pytest-asyncio", "pytest-mock", "pytest-benchmark", "pytest-django", "django", "pydot", "pyyaml",
+                 "jsonschema", "sphinx")),
 ]}
 CONFIGS = {"pytest.ini": "", "pyproject.toml": "[tool.pytest.ini_options]", "tox.ini": "[pytest]",
            "setup.cfg": "[tool:pytest]"}  # pytest's own order

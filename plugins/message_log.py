@@ -13,6 +13,7 @@ counts as a finding is :mod:`aliascheck.judge`'s to say. Nothing here raises int
 from __future__ import annotations
 
 import _queue
+import collections
 import concurrent.futures._base as _cf_base
 import concurrent.futures.process as _cf_process
 import concurrent.futures.thread as _cf_thread
@@ -164,6 +165,12 @@ def _send(store: dict[int, Record], key: Any, obj: Any, owner: str, label: Any, 
         rec.key, rec.flat, rec.ledger = key, flat, led
         if call:
             rec.sent = _serial[0]
+            if owner in _STARTED:
+                _given_to(rec, obj)
+        elif store is _received and (items := _queued(label)) is not None:
+            rec.keeper = items
+            _taken_another_way(items)
+            _on_channel.setdefault(id(items), []).append(rec)
         if exclude:
             rec.exclude = exclude
         if len(store) >= _MAX_PENDING:
@@ -244,6 +251,75 @@ class _Sends:
         self.sent, self.unsent, self.unchanged = itertools.count(), itertools.count(), itertools.count()
         self.serial = next(_serials)
         _by_serial[self.serial] = self
+
+
+# A thread's or process's arguments are the child's when it starts, not when it is made: what the sender
+# changes in between is its preparation (``t = Thread(args=(inv,)); inv.thread = t; t.start()``), unless
+# it gave the same object to another one made since, for whose sake the change may be (threads made in a
+# loop over one reused row, each started later). id of a mutable argument -> the last such call given it.
+_STARTED = frozenset({THREAD, PROCESS})
+_given: dict[int, Record] = {}
+
+
+def _given_to(rec: Record, call: Any) -> None:
+    args, kwargs = call
+    for arg in (*args, *kwargs.values()):
+        if type(arg) not in _ATOMS:
+            _given[id(arg)] = rec
+
+
+def _given_since(rec: Record) -> bool:
+    """Whether a mutable argument of *rec*'s call was given to another thread or process made after it."""
+    args, kwargs = rec.obj
+    return any(type(arg) not in _ATOMS and _given.get(id(arg), rec) is not rec for arg in (*args, *kwargs.values()))
+
+
+# id of an in-process queue's container of items -> its messages recorded at put (not flat), which hold
+# that container (``rec.keeper``): its id stays its own while they are listed (:func:`_taken_another_way`).
+_on_channel: dict[int, list[Record]] = {}
+
+
+def _queued(channel: Any) -> Any:
+    """The queue's own list or deque of items, or None (read from its instance dict: no code of the program's)."""
+    if isinstance(channel, str):
+        return None
+    try:
+        items = object.__getattribute__(channel, "__dict__").get("queue")
+    except Exception:
+        return None
+    return items if isinstance(items, (list, collections.deque)) else None
+
+
+def _taken_another_way(items: Any) -> None:
+    """Before a put on a queue whose container of items is *items*: its messages still recorded as pending
+    that it no longer holds were taken off some other way than ``get()`` (an event loop's
+    ``heapq.heappop(q.queue)`` under ``q.mutex``): they are received, at a moment not known, so they are
+    not judged. Looked at only when more messages are pending than the queue holds (a ``get()`` drops
+    its message's record): O(1) otherwise."""
+    pending = _on_channel.get(id(items))
+    if not pending or len(pending) <= len(items):
+        return
+    pending[:] = [rec for rec in pending if _received.get(id(rec.key)) is rec]
+    if len(pending) <= len(items):
+        return
+    held = set(map(id, list(items)))
+    for rec in [rec for rec in pending if id(rec.key) not in held and rec.receivers <= 1 and not rec.taken]:
+        if _received.get(id(rec.key)) is rec:
+            del _received[id(rec.key)]
+        pending.remove(rec)
+
+
+def _still_queued(rec: Record) -> bool:
+    """Whether the in-process queue *rec*'s message was put on still holds it (``rec.keeper``: the queue's
+    own container of items). A queue that no longer holds it was emptied by the program some other way
+    than ``get()`` (``heapq.heappop(q.queue)`` under ``q.mutex``): when it was taken is not known, so it is
+    not judged at teardown. A queue whose items are not in its own ``queue`` attribute (``SimpleQueue``):
+    judged as before."""
+    items = rec.keeper
+    if items is None or rec.receivers > 1 or rec.taken:  # one object on several queues: each receiver's
+        return True
+    key = rec.key
+    return any(item is key for item in list(items))
 
 
 def _site_key(where: sites.Where) -> int:
@@ -710,7 +786,7 @@ def _judge_received(rec: Record) -> None:
     """A receiver took *rec*'s message (popped): judged against the send. One object sent to several
     receivers stays recorded until the last takes it: what one receiver does to it is a change for the
     others (each must get what was sent), so those receipts are judged as ``receive-shared``."""
-    if not rec.flagged:
+    if not rec.flagged and not (rec.kind == "call" and rec.owner_name in _STARTED and not _given_since(rec)):
         flat = rec.flat  # the common message: a flat one, unchanged (judge.same_flat, at C speed)
         if flat is not None and judge.same_flat(flat, rec.obj):
             led = rec.ledger
@@ -838,6 +914,8 @@ def _tally(led: Any, handed: list[tuple[str, int]], checks: Any, also_checked: i
 def teardown(ledger: Any) -> None:
     """Judge what this test sent and nobody received (and every pickled message), then drop it all."""
     _waits.clear()  # threads of this test: a later one at a reused ident has waited for nothing yet
+    _given.clear()
+    _on_channel.clear()
     mine: list[tuple[dict[int, Record], Record]] = []
     with _lock:
         for store in (_received, _pickled, _buffers):
@@ -864,7 +942,7 @@ def teardown(ledger: Any) -> None:
             buf = rec.key()
             if buf is not None:
                 _judge_buffer(rec, buf, "teardown")
-        else:
+        elif store is not _received or rec.kind != "message" or _still_queued(rec):
             _judge(rec, SHARED_RECEIPT if rec.taken else "teardown")
     with _lock:
         for ident, msgs in list(_pending.items()):

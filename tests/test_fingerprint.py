@@ -445,3 +445,32 @@ def test_a_large_fingerprint_keeps_nothing_alive():
         assert ref() is None
     finally:
         gc.enable()
+
+
+def test_a_chain_deeper_than_the_recursion_limit_is_digested_and_diffed() -> None:
+    """A linked chain in a dict key (a compiled-cache key holding a dialect: apscheduler's SQLAlchemy
+    jobstore) made the canonical key digest recurse past the recursion limit, out of a load's judge and
+    into the program. Digested to a bounded depth: equal chains agree, and a diff of two states runs."""
+    from aliascheck.canonical import key_digest
+
+    class Link:
+        def __init__(self, nxt: Any = None) -> None:
+            self.next = nxt
+
+    def chain(n: int) -> Any:
+        head = None
+        for _ in range(n):
+            head = Link(head)
+        return head
+
+    def nested(n: int, leaf: int) -> Any:
+        deep: Any = [leaf]
+        for _ in range(n):
+            deep = [deep]
+        return deep
+
+    assert key_digest(nested(5000, 1)) == key_digest(nested(5000, 1))
+    head = chain(400)
+    before = fingerprint({"id": "a", "store": {(head, "table"): "compiled"}})
+    after = fingerprint({"id": "b", "store": {(head, "table"): "compiled"}})
+    assert [c.path for c in diff(before, after)] == ["['id']"]

@@ -1208,9 +1208,19 @@ PROCESS_AND_POOL = """
     def test_process_args_changed_before_start():
         cfg = {"lr": 0.1}
         p = mp.get_context("fork").Process(target=work, args=(SENT,))
-        cfg["lr"] = 0.2            # before start(): the child gets 0.2
+        cfg["lr"] = 0.2            # before start(): the child gets 0.2, the sender's preparation
         p.start(); p.join(30)
         cfg["lr"] = 0.3            # after start(): the child has its copy; the parent's again
+
+    def test_processes_made_in_a_loop_over_one_config():
+        cfg, procs = {}, []
+        for lr in (0.1, 0.2):
+            cfg["lr"] = lr         # changed for the next process: the first one, not started yet, gets 0.2 too
+            procs.append(mp.get_context("fork").Process(target=work, args=(SENT,)))
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(30)
 
     def test_pool_apply_async():
         cfg = {"lr": 0.1}
@@ -1224,13 +1234,14 @@ PROCESS_AND_POOL = """
 
 @pytest.mark.parametrize(("sent", "failed"), [("cfg", 1), ("dict(cfg)", 0)])
 def test_process_arguments_until_start_and_pool_arguments_until_the_result(pytester, sent, failed):
-    """Process(args=...) is judged at start() (a change before it is the sender's, one after is not);
-    Pool.apply_async arguments until the result is taken."""
+    """Process(args=...) is the child's at start(): a change before it is the sender's preparation, unless
+    the same object was given to another process made since (one config refilled in a loop: the first
+    process gets the last fill); Pool.apply_async arguments until the result is taken."""
     pytester.makepyfile(test_mp=textwrap.dedent(PROCESS_AND_POOL).replace("SENT", sent))
     result = pytester.runpytest_subprocess(*RUN)
-    result.assert_outcomes(passed=2 - failed, failed=failed)
+    result.assert_outcomes(passed=3 - failed, failed=failed)
     if failed:
-        result.stdout.fnmatch_lines(["*FAILED test_mp.py::test_process_args_changed_before_start*"])
+        result.stdout.fnmatch_lines(["*FAILED test_mp.py::test_processes_made_in_a_loop_over_one_config*"])
 
 
 @pytest.mark.parametrize("disable", ["messages", "all"])
@@ -1269,3 +1280,69 @@ def test_a_disabled_adapter_judges_nothing_and_the_run_goes_on(pytester, disable
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*FAILED test_q.py::test_node_shares_its_list*"])
     result.stdout.no_fnmatch_line("*INTERNALERROR*")
+
+
+def test_a_message_taken_off_its_queue_another_way_and_a_thread_prepared_before_start(pytester):
+    """A live queue that no longer holds a message was emptied by the program another way than ``get()``
+    (an event loop's ``heapq.heappop(q.queue)`` under ``q.mutex``, python-statemachine's engine): when it
+    was taken is not known, so it is not judged at teardown; one still queued is. A thread's argument
+    changed before ``start()`` is the sender's preparation (``inv.thread = t``), unless the same object was
+    given to another thread made since (one row refilled in a loop: the first thread reads the last fill)."""
+    pytester.makepyfile(test_taken="""
+        import heapq
+        import queue
+        import threading
+
+        class Trigger:
+            def __init__(self, model):
+                self.model = model
+            def __lt__(self, other):
+                return False
+
+        def test_taken_with_heappop():
+            model, q = {"state": "a"}, queue.PriorityQueue()
+            q.put(Trigger(model))
+            with q.mutex:
+                trigger = heapq.heappop(q.queue)
+            trigger.model["state"] = "b"
+            assert model["state"] == "b"
+
+        def test_buggy_still_queued():
+            q = queue.PriorityQueue()
+            events = [{"state": "a"}]
+            q.put(events)
+            events[0]["state"] = "b"
+            assert q.qsize() == 1
+
+        class Invocation:
+            def __init__(self):
+                self.thread, self.done = None, False
+
+        def run(inv):
+            inv.done = True
+
+        def test_prepared_before_start():
+            inv = Invocation()
+            t = threading.Thread(target=run, args=(inv,))
+            inv.thread = t
+            t.start()
+            t.join()
+            assert inv.done
+
+        def work(row, out):
+            out.append(dict(row))
+
+        def test_buggy_one_row_for_threads_made_in_a_loop():
+            row, out, threads = {}, [], []
+            for i in range(2):
+                row["i"] = i
+                threads.append(threading.Thread(target=work, args=(row, out)))
+            for t in threads:
+                t.start()
+                t.join()
+            assert out == [{"i": 1}, {"i": 1}]
+    """)
+    result = pytester.runpytest(*RUN, "-rA")
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines(["FAILED test_taken.py::test_buggy_still_queued*",
+                                 "FAILED test_taken.py::test_buggy_one_row_for_threads_made_in_a_loop*"])

@@ -41,8 +41,8 @@ def kept(rec: Record, check: str, at: Any, collect: Callable[[Callable[[], bool]
     keep = rec.adopter
     if rec.flagged or keep.site in at.flagged:
         return []
-    if keep.how in ("name", "attr") and not at.view(rec.obj) and not keep.views and at.counts.get(keep.site, 0) < 2:
-        return []  # a handle bound once (a new container of new views is a value, as one view is)
+    if keep.how in ("name", "attr") and not at.view(rec.obj) and at.counts.get(keep.site, 0) < 2:
+        return []  # a handle bound once
     # The cheap facts first, the diff last: only a finding needs its paths.
     now = at.changed(rec)
     if now is None:

@@ -79,8 +79,7 @@ def register(base: int, table: tuple[tuple[str, str, Any], ...]) -> None:
 class _Keep:
     """Where a kept value sits: its keeper, and the key, index or name it is under."""
 
-    __slots__ = ("ref", "key", "how", "site", "epoch", "giver", "producer", "code", "memory", "views", "count",
-                 "actor")
+    __slots__ = ("ref", "key", "how", "site", "epoch", "giver", "producer", "code", "memory", "count", "actor")
 
     def __init__(self, keeper: Any, key: Any, how: str, site: int) -> None:
         # Weak when it can be: a keep must not keep its keeper alive.
@@ -97,9 +96,6 @@ class _Keep:
         # A container holding arrays or tensors over memory another process or an array's owner writes:
         # judged at the next keep, as an array is (its keeper may be a function's local, gone at teardown).
         self.memory = False
-        # A name bound to a new dict or list of new views of memory others write (``snap = {k: v.numpy() for
-        # k, v in sd.items()}``): a value, as a view bound alone is, not a handle (:func:`_new_views`).
-        self.views = False
         self.count = 1  # the site's keeps so far, this one included (sampling past SITE_BUDGET)
         self.actor = _actor()  # the keeping task or thread: another receiver's write is not its intent
 
@@ -1544,13 +1540,11 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
         # A short tuple, list or dict built to hold a view of live memory (``history.append((epoch,
         # model.weight.detach()))``): the view inside is as live as it is kept alone.
         memory = _holds_view(value)
-    views = how == "name" and not view and type(value) in (dict, list) and _new_views(value)
     if how in ("name", "attr"):
         # A name or attribute holding a live object itself is a handle (``self.w = model.weight``):
         # a view of live memory is a value, and so is a container of live objects, once the same
         # line keeps again (``best = list(model.parameters())`` at each improvement).
-        if not view and not memory and not views and (
-                type(value) not in (dict, list) or _own_parts(value) or _fresh(value)):
+        if not view and not memory and (type(value) not in (dict, list) or _own_parts(value) or _fresh(value)):
             # Never a history: nothing to remember of it, and no reference to keep it alive past the
             # program's own (pyparsing's Forward warns from __del__ when the And holding it is dropped).
             if (last := t.seen.get(site)) is not None and last.holds(value):
@@ -1569,7 +1563,7 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     keep.epoch = t.epoch
     keep.count = t.counts[site]
     frame = _project_frame()
-    if t.frame_held != threading.get_ident() and (_memory_type(type(value)) or views) and sites.hold_test_frame(frame):
+    if t.frame_held != threading.get_ident() and _memory_type(type(value)) and sites.hold_test_frame(frame):
         # The test's names may hold the keeper until its end check (``k = Keeper(); k.collect(ds)``:
         # k.items is judged after the test returned, as a handover's holder is). For a kept array,
         # tensor or memoryview only, whose bytes change by a write alone: a kept dict also changes
@@ -1579,7 +1573,6 @@ def _keep(keeper: Any, value: Any, key: Any, how: str, site: int, others: int, m
     keep.producer = producer
     keep.code = id(frame.f_code) if frame is not None else 0
     keep.memory = memory
-    keep.views = views
     if view and not _test.foreign and _foreign_memory(value):
         _test.foreign = True  # from now on the project's writes into arrays are told by memory too
     rec.adopter = keep
@@ -2122,28 +2115,6 @@ def _holds_foreign_memory(value: Any) -> bool:
 _MEMORY_WIDTH = 1 << 13
 _PLAIN_OR_TUPLE = (tuple, list, dict)
 _VIEW_WIDTH = 8
-
-
-def _new_views(value: Any) -> bool:
-    """A dict or list of at most :data:`_MEMORY_WIDTH` items, atoms and at least one array or tensor, each
-    a new view (:func:`_view`) that the container alone refers to: values taken of memory its owner
-    writes (``{k: v.numpy() for k, v in model.state_dict().items()}``, ``[p.detach() for p in ...]``), not
-    handles to live objects. Not when each view is a snapshot's own tensor the ledger follows (``{k: v
-    for k, v in sd.items()}``: rule *Kept in pieces* judges those)."""
-    if len(value) > _MEMORY_WIDTH:
-        return False
-    items = list(value.values()) if type(value) is dict else list(value)
-    buffers = [item for item in items if _memory_type(type(item))]
-    if not buffers or len(buffers) + sum(1 for item in items if type(item) in mutability.ATOMS) != len(items):
-        return False
-    del items
-    for buffer in buffers:
-        # The container, the list above, this loop's name and getrefcount's argument: nobody else.
-        if sys.getrefcount(buffer) != 4 or not _view(buffer):
-            return False
-    followed = _ledger.parts if _ledger is not None else {}
-    return not followed or not all(
-        (entry := followed.get(probe.memory_key(buffer))) is not None and entry[1] == id(buffer) for buffer in buffers)
 
 
 def _holds_view(value: Any) -> bool:
