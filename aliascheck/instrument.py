@@ -223,8 +223,10 @@ def _most_derived(node: Any, code: Any) -> bool:
         own = _CLASS_DICT(cls)
         if name in own:
             method = own[name]
-            method = getattr(method, "__wrapped__", method) if type(method) is FunctionType else method
-            return getattr(method, "__code__", None) is code
+            if type(method) is not FunctionType:  # a descriptor of the program's: nothing of it is read
+                return False
+            method = method.__dict__.get("__wrapped__", method)  # a wrapper's original, read from its dict
+            return type(method) is FunctionType and method.__code__ is code
     return False
 
 
