@@ -165,8 +165,6 @@ def _send(store: dict[int, Record], key: Any, obj: Any, owner: str, label: Any, 
         rec.key, rec.flat, rec.ledger = key, flat, led
         if call:
             rec.sent = _serial[0]
-            if owner in _STARTED:
-                _given_to(rec, obj)
         elif store is _received and (items := _queued(label)) is not None:
             rec.keeper = items
             _taken_another_way(items)
@@ -253,25 +251,36 @@ class _Sends:
         _by_serial[self.serial] = self
 
 
-# A thread's or process's arguments are the child's when it starts, not when it is made: what the sender
-# changes in between is its preparation (``t = Thread(args=(inv,)); inv.thread = t; t.start()``), unless
-# it gave the same object to another one made since, for whose sake the change may be (threads made in a
-# loop over one reused row, each started later). id of a mutable argument -> the last such call given it.
+# A thread or process made with an object the sender then gives a handle to the child itself
+# (``t = Thread(args=(inv,)); inv.thread = t; t.start()``): that handle can only be set once the child
+# exists, so it is the sender's preparation, not a change of what was sent. Any other change before
+# ``start()`` is judged (the parent preparing the next job with the same dict).
 _STARTED = frozenset({THREAD, PROCESS})
-_given: dict[int, Record] = {}
 
 
-def _given_to(rec: Record, call: Any) -> None:
-    args, kwargs = call
-    for arg in (*args, *kwargs.values()):
-        if type(arg) not in _ATOMS:
-            _given[id(arg)] = rec
-
-
-def _given_since(rec: Record) -> bool:
-    """Whether a mutable argument of *rec*'s call was given to another thread or process made after it."""
+def _back_references(rec: Record) -> tuple[str, ...]:
+    """Paths (in the call's ``(args, kwargs)``) of an argument's attribute or dict item that is the child
+    (``rec.key``, the Thread or Process) itself: read from instance dicts, no code of the program's."""
+    child = rec.key
     args, kwargs = rec.obj
-    return any(type(arg) not in _ATOMS and _given.get(id(arg), rec) is not rec for arg in (*args, *kwargs.values()))
+    paths: list[str] = []
+    given = [(f"[0][{i}]", a) for i, a in enumerate(args)] + [(f"[1][{k!r}]", v) for k, v in kwargs.items()]
+    for prefix, arg in given:
+        if type(arg) is dict:
+            items = arg
+        else:
+            try:
+                items = object.__getattribute__(arg, "__dict__")
+            except Exception:
+                continue
+            if type(items) is not dict:
+                continue
+            prefix += "."
+            paths += [prefix + name for name, value in list(items.items()) if value is child and type(name) is str]
+            continue
+        paths += [f"{prefix}[{key!r}]" for key, value in list(items.items())
+                  if value is child and type(key) in (str, int)]
+    return tuple(paths)
 
 
 # id of an in-process queue's container of items -> its messages recorded at put (not flat), which hold
@@ -786,7 +795,9 @@ def _judge_received(rec: Record) -> None:
     """A receiver took *rec*'s message (popped): judged against the send. One object sent to several
     receivers stays recorded until the last takes it: what one receiver does to it is a change for the
     others (each must get what was sent), so those receipts are judged as ``receive-shared``."""
-    if not rec.flagged and not (rec.kind == "call" and rec.owner_name in _STARTED and not _given_since(rec)):
+    if rec.kind == "call" and rec.owner_name in _STARTED and not rec.flagged and (refs := _back_references(rec)):
+        rec.exclude = (*rec.exclude, *refs)
+    if not rec.flagged:
         flat = rec.flat  # the common message: a flat one, unchanged (judge.same_flat, at C speed)
         if flat is not None and judge.same_flat(flat, rec.obj):
             led = rec.ledger
@@ -914,7 +925,6 @@ def _tally(led: Any, handed: list[tuple[str, int]], checks: Any, also_checked: i
 def teardown(ledger: Any) -> None:
     """Judge what this test sent and nobody received (and every pickled message), then drop it all."""
     _waits.clear()  # threads of this test: a later one at a reused ident has waited for nothing yet
-    _given.clear()
     _on_channel.clear()
     mine: list[tuple[dict[int, Record], Record]] = []
     with _lock:
