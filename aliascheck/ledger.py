@@ -239,9 +239,10 @@ class Ledger:
             nested.clear()
         # Fresh all the way down (a new dict of atoms, new containers, new objects of plain classes,
         # tensors that own their memory: correct code's common case, at every item): no part of it is
-        # live, so nothing about it can become a finding. Counted, not recorded: no fingerprint, no capture, no delivery
-        # check. The callers' references (*local_refs*, this parameter included) and getrefcount's
-        # argument: the owner keeping it would be one more. An inner state is referred to by *inner* too.
+        # live, so nothing about it can become a finding. Counted, not recorded: no fingerprint, no
+        # capture, no delivery check. The callers' references (*local_refs*, this parameter included)
+        # and getrefcount's argument: the owner keeping it would be one more. An inner state is
+        # referred to by *inner* too.
         # Fresh but for tensors or arrays that someone else refers to (a generator state the node
         # keeps and hands out again): only those can change by anyone's hand but the holder's, and
         # a holder's edit of its own new containers is never a finding, so a check compares them

@@ -312,23 +312,28 @@ def _taken_another_way(items: Any) -> None:
     if len(pending) <= len(items):
         return
     held = set(map(id, list(items)))
-    for rec in [rec for rec in pending if id(rec.key) not in held and rec.receivers <= 1 and not rec.taken]:
-        if _received.get(id(rec.key)) is rec:
+    left = []
+    for rec in pending:
+        if id(rec.key) in held or rec.receivers > 1 or rec.taken:
+            left.append(rec)
+        elif _received.get(id(rec.key)) is rec:
             del _received[id(rec.key)]
-        pending.remove(rec)
+    pending[:] = left
 
 
-def _still_queued(rec: Record) -> bool:
+def _still_queued(rec: Record, held: dict[int, set[int]]) -> bool:
     """Whether the in-process queue *rec*'s message was put on still holds it (``rec.keeper``: the queue's
     own container of items). A queue that no longer holds it was emptied by the program some other way
     than ``get()`` (``heapq.heappop(q.queue)`` under ``q.mutex``): when it was taken is not known, so it is
     not judged at teardown. A queue whose items are not in its own ``queue`` attribute (``SimpleQueue``):
-    judged as before."""
+    judged as before. *held*: the ids each container holds, by its id, read once per teardown."""
     items = rec.keeper
     if items is None or rec.receivers > 1 or rec.taken:  # one object on several queues: each receiver's
         return True
-    key = rec.key
-    return any(item is key for item in list(items))
+    ids = held.get(id(items))
+    if ids is None:
+        ids = held[id(items)] = set(map(id, list(items)))
+    return id(rec.key) in ids
 
 
 def _site_key(where: sites.Where) -> int:
@@ -945,6 +950,7 @@ def teardown(ledger: Any) -> None:
                 mine.append((_pickled, rec))
         _fed_ids.difference_update([k for k in _fed_ids if k not in _pickled_flat])
         _synced_ids.difference_update([k for k in _synced_ids if k not in _pickled_flat])
+    queued: dict[int, set[int]] = {}  # for _still_queued; the records hold the containers: ids stay theirs
     for store, rec in mine:
         if rec.flagged:
             continue
@@ -952,7 +958,7 @@ def teardown(ledger: Any) -> None:
             buf = rec.key()
             if buf is not None:
                 _judge_buffer(rec, buf, "teardown")
-        elif store is not _received or rec.kind != "message" or _still_queued(rec):
+        elif store is not _received or rec.kind != "message" or _still_queued(rec, queued):
             _judge(rec, SHARED_RECEIPT if rec.taken else "teardown")
     with _lock:
         for ident, msgs in list(_pending.items()):

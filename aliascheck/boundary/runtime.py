@@ -2296,9 +2296,9 @@ def last_used(value: Any, name: str) -> None:
 
 
 def _kept_last_used(value: Any, frame: Any, name: str) -> None:
-    """The test will not read *name* again: a value it keeps by that name (a view, a new container of new
-    views) is judged now, and then no longer kept by it (rule *Held*: a change after the test's last read
-    is one nobody sees; ``params = [p.detach() ...]`` read before training and never after)."""
+    """The test will not read *name* again: a value it keeps by that name (a view) is judged now, and then
+    no longer kept by it (rule *Held*: a change after the test's last read is one nobody sees; ``w0 =
+    model.weight.detach()`` read before training and never after)."""
     for rec in _test.records:
         keep = rec.adopter
         if (rec.kind == "kept" and keep.how == "name" and keep.key == name and keep.ref() is frame
